@@ -1,0 +1,71 @@
+// Command driftwood is a terminal chat app for Llama-family models that runs
+// them locally: pure Go on the CPU, MLX on Apple GPUs.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+)
+
+// command is one sub-command: it parses its own flags from args and writes
+// its output to out and diagnostics to errOut.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, out, errOut io.Writer) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"tokenize": {"print the token ids of a text", cmdTokenize},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(realMain(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func realMain(ctx context.Context, args []string, out, errOut io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(errOut, cmds)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(errOut, "driftwood: unknown command %q\n\n", args[0])
+		usage(errOut, cmds)
+		return 2
+	}
+	if err := c.run(ctx, args[1:], out, errOut); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(errOut, "driftwood %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "usage: driftwood <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nrun 'driftwood <command> -h' for a command's flags")
+}
