@@ -1,0 +1,210 @@
+// Package safetensors reads and writes the safetensors file format: an
+// 8-byte little-endian header length, a JSON header naming each tensor's
+// dtype, shape and byte range, then the raw tensor data.
+//
+// Files are memory-mapped for reading; a tensor's Data is a slice of the
+// mapping, valid until the File is closed. Every header entry is checked
+// against the file size before any data is touched.
+package safetensors
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxHeaderSize bounds the JSON header (100 MB, as the reference
+// implementation does), so a corrupt length cannot exhaust memory.
+const MaxHeaderSize = 100 << 20
+
+// DType is a tensor element type as spelled in the header.
+type DType string
+
+// The element types Driftwood reads and writes.
+const (
+	F32  DType = "F32"
+	F16  DType = "F16"
+	BF16 DType = "BF16"
+	U32  DType = "U32"
+	I32  DType = "I32"
+	U8   DType = "U8"
+)
+
+// Size is the number of bytes of one element, or 0 for an unknown dtype.
+func (d DType) Size() int {
+	switch d {
+	case F32, U32, I32:
+		return 4
+	case F16, BF16:
+		return 2
+	case U8:
+		return 1
+	}
+	return 0
+}
+
+// Tensor is one tensor of a file.
+type Tensor struct {
+	Name  string
+	DType DType
+	Shape []int
+	// Data is the tensor's bytes, in place in the file's mapping.
+	Data []byte
+}
+
+// Elements is the number of elements, the product of Shape.
+func (t *Tensor) Elements() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// File is an open, memory-mapped safetensors file.
+type File struct {
+	Path     string
+	Metadata map[string]string
+	Tensors  map[string]*Tensor
+	mapping  []byte
+}
+
+// Open maps path and parses its header.
+//
+// # Errors
+//
+// A file that cannot be read, a header that is too large or not valid JSON,
+// an unknown dtype, or a tensor whose shape does not match its byte range or
+// whose range lies outside the file gives an error naming the file and the
+// tensor.
+func Open(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	if size < 8 {
+		return nil, fmt.Errorf("%s: file is %d bytes, too short for a safetensors header", path, size)
+	}
+	if size > math.MaxInt {
+		return nil, fmt.Errorf("%s: file too large to map", path)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mmap: %w", path, err)
+	}
+	meta, tensors, err := parse(m)
+	if err != nil {
+		unix.Munmap(m)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &File{Path: path, Metadata: meta, Tensors: tensors, mapping: m}, nil
+}
+
+// Close unmaps the file; tensors' Data must not be used afterwards. Close is
+// idempotent.
+func (f *File) Close() error {
+	if f.mapping == nil {
+		return nil
+	}
+	err := unix.Munmap(f.mapping)
+	f.mapping = nil
+	return err
+}
+
+// Names lists the tensor names in sorted order.
+func (f *File) Names() []string {
+	names := make([]string, 0, len(f.Tensors))
+	for n := range f.Tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ParseHeader parses the header of a safetensors file held in buf and
+// checks every tensor against len(buf).
+func ParseHeader(buf []byte) (map[string]string, map[string]*Tensor, error) {
+	return parse(buf)
+}
+
+type headerEntry struct {
+	DType       DType     `json:"dtype"`
+	Shape       []int64   `json:"shape"`
+	DataOffsets [2]uint64 `json:"data_offsets"`
+}
+
+func parse(buf []byte) (map[string]string, map[string]*Tensor, error) {
+	if len(buf) < 8 {
+		return nil, nil, fmt.Errorf("file is %d bytes, too short for a safetensors header", len(buf))
+	}
+	n := binary.LittleEndian.Uint64(buf)
+	if n > MaxHeaderSize {
+		return nil, nil, fmt.Errorf("header length %d exceeds the %d-byte limit (not a safetensors file?)", n, MaxHeaderSize)
+	}
+	if n > uint64(len(buf)-8) {
+		return nil, nil, fmt.Errorf("header length %d runs past the end of the %d-byte file (truncated?)", n, len(buf))
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(buf[8:8+n], &raw); err != nil {
+		return nil, nil, fmt.Errorf("header is not valid JSON: %v", err)
+	}
+	data := buf[8+n:]
+	meta := map[string]string{}
+	tensors := make(map[string]*Tensor, len(raw))
+	for name, msg := range raw {
+		if name == "__metadata__" {
+			if err := json.Unmarshal(msg, &meta); err != nil {
+				return nil, nil, fmt.Errorf("__metadata__ is not a map of strings: %v", err)
+			}
+			continue
+		}
+		t, err := checkEntry(name, msg, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		tensors[name] = t
+	}
+	return meta, tensors, nil
+}
+
+func checkEntry(name string, msg json.RawMessage, data []byte) (*Tensor, error) {
+	var e headerEntry
+	if err := json.Unmarshal(msg, &e); err != nil {
+		return nil, fmt.Errorf("tensor %q: bad header entry: %v", name, err)
+	}
+	es := e.DType.Size()
+	if es == 0 {
+		return nil, fmt.Errorf("tensor %q: unsupported dtype %q", name, e.DType)
+	}
+	shape := make([]int, len(e.Shape))
+	count := uint64(1)
+	for i, d := range e.Shape {
+		if d < 0 || d > math.MaxInt32 {
+			return nil, fmt.Errorf("tensor %q: bad dimension %d in shape %v", name, d, e.Shape)
+		}
+		shape[i] = int(d)
+		count *= uint64(d)
+		if count > uint64(len(data)) {
+			return nil, fmt.Errorf("tensor %q: shape %v is larger than the file", name, e.Shape)
+		}
+	}
+	begin, end := e.DataOffsets[0], e.DataOffsets[1]
+	if begin > end || end > uint64(len(data)) {
+		return nil, fmt.Errorf("tensor %q: data offsets [%d, %d] lie outside the %d data bytes (truncated file?)", name, begin, end, len(data))
+	}
+	if want := count * uint64(es); end-begin != want {
+		return nil, fmt.Errorf("tensor %q: %s shape %v needs %d bytes, header gives %d", name, e.DType, e.Shape, want, end-begin)
+	}
+	return &Tensor{Name: name, DType: e.DType, Shape: shape, Data: data[begin:end:end]}, nil
+}
