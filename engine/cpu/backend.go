@@ -1,0 +1,214 @@
+// Package cpu is the pure-Go backend: the reference implementation of
+// engine.Backend that every other backend is checked against. Weights stay
+// memory-mapped in their stored dtype and are dequantised inside the
+// kernels; scratch buffers are allocated once, so a decode step allocates
+// nothing.
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+)
+
+// Options configures the CPU backend.
+type Options struct {
+	// Threads is the number of goroutines for matrix work; 0 means
+	// GOMAXPROCS.
+	Threads int
+	// MaxBatch bounds how many tokens go through the model together
+	// (matrix-matrix); 0 means 64.
+	MaxBatch int
+}
+
+// Backend runs a Llama model on the CPU. Forward is not safe for
+// concurrent use: one backend serves one decode loop at a time.
+type Backend struct {
+	cfg    *engine.Config
+	embed  matrix // (vocab, hidden)
+	layers []layer
+	norm   []float32 // (hidden)
+	lmHead matrix    // (vocab, hidden); embed when tied
+	rope   ropeTable
+	pool   *pool
+	st     state
+	mm     matmulJob
+	att    attnJob
+}
+
+var _ engine.Backend = (*Backend)(nil)
+
+// layer is one transformer block's weights.
+type layer struct {
+	attnNorm, mlpNorm []float32 // (hidden)
+	q, k, v, o        matrix
+	gate, up, down    matrix
+}
+
+// New prepares model for the CPU. The model must stay open while the
+// backend is used.
+func New(m *engine.Model, opt Options) (*Backend, error) {
+	c := m.Config
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if opt.MaxBatch <= 0 {
+		opt.MaxBatch = 64
+	}
+	b := &Backend{cfg: c, rope: newRopeTable(c)}
+	w := &m.Weights
+	var errs []error
+	mat := func(t *engine.Tensor) matrix {
+		mx, err := newMatrix(t)
+		errs = append(errs, err)
+		return mx
+	}
+	vec := func(t *engine.Tensor) []float32 {
+		v, err := vector(t)
+		errs = append(errs, err)
+		return v
+	}
+	b.embed = mat(&w.EmbedTokens)
+	b.lmHead = b.embed
+	if w.LMHead.Name != w.EmbedTokens.Name {
+		b.lmHead = mat(&w.LMHead)
+	}
+	b.norm = vec(&w.Norm)
+	b.layers = make([]layer, len(w.Layers))
+	for i := range w.Layers {
+		lw, l := &w.Layers[i], &b.layers[i]
+		l.attnNorm, l.mlpNorm = vec(&lw.InputLayernorm), vec(&lw.PostAttentionLayernorm)
+		l.q, l.k, l.v, l.o = mat(&lw.QProj), mat(&lw.KProj), mat(&lw.VProj), mat(&lw.OProj)
+		l.gate, l.up, l.down = mat(&lw.GateProj), mat(&lw.UpProj), mat(&lw.DownProj)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	b.pool = newPool(threads)
+	b.st = newState(c, opt.MaxBatch, threads)
+	return b, nil
+}
+
+// vector converts a small weight vector (a norm's scale) to f32.
+func vector(t *engine.Tensor) ([]float32, error) {
+	if t.Quantized() {
+		return nil, fmt.Errorf("%s: tensor %s: a quantised norm weight is not supported", t.File, t.Name)
+	}
+	m, err := newMatrix(&engine.Tensor{Name: t.Name, File: t.File, DType: t.DType, Shape: []int{1, t.Shape[0]}, Data: t.Data})
+	if err != nil {
+		return nil, err
+	}
+	v := make([]float32, t.Shape[0])
+	m.row(v, 0)
+	return v, nil
+}
+
+// Name implements engine.Backend.
+func (b *Backend) Name() string { return "cpu" }
+
+// Close stops the worker goroutines.
+func (b *Backend) Close() error {
+	if b.pool != nil {
+		b.pool.close()
+		b.pool = nil
+	}
+	return nil
+}
+
+// NewCache implements engine.Backend.
+func (b *Backend) NewCache(window int) (engine.Cache, error) {
+	if max := b.cfg.MaxPositionEmbeddings; window <= 0 || (max > 0 && window > max) {
+		return nil, fmt.Errorf("context window %d: must be in [1, %d] for this model", window, max)
+	}
+	return newCache(len(b.layers), b.cfg.NumKeyValueHeads, b.cfg.HeadDim, window), nil
+}
+
+// Forward implements engine.Backend.
+func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) error {
+	if b.pool == nil {
+		panic("cpu: Forward on a closed backend")
+	}
+	c, ok := ec.(*cache)
+	if !ok {
+		return fmt.Errorf("cpu: cache %T was not made by this backend", ec)
+	}
+	vocab := b.cfg.VocabSize
+	all := len(logits) == len(tokens)*vocab && len(tokens) > 1
+	if !all && len(logits) != vocab {
+		return fmt.Errorf("cpu: logits buffer holds %d floats, want %d or %d", len(logits), vocab, len(tokens)*vocab)
+	}
+	if c.n+len(tokens) > c.window {
+		return &engine.ContextFullError{Window: c.window, Have: c.n, Adding: len(tokens)}
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= vocab {
+			return fmt.Errorf("cpu: token id %d outside the vocabulary of %d", t, vocab)
+		}
+	}
+	for len(tokens) > 0 {
+		n := min(len(tokens), b.st.maxBatch)
+		var out []float32
+		switch {
+		case all:
+			out, logits = logits[:n*vocab], logits[n*vocab:]
+		case n == len(tokens):
+			out = logits
+		}
+		b.forward(c, tokens[:n], out)
+		tokens = tokens[n:]
+	}
+	return nil
+}
+
+// ropeTable holds the rotary frequencies, llama3-scaled when configured.
+type ropeTable struct {
+	invFreq []float64 // (head_dim/2)
+}
+
+func newRopeTable(c *engine.Config) ropeTable {
+	return ropeTable{invFreq: InvFreq(c)}
+}
+
+// InvFreq returns the rotary inverse frequencies of c, with llama3
+// scaling applied when c.RopeScaling asks for it.
+func InvFreq(c *engine.Config) []float64 {
+	d := c.HeadDim
+	inv := make([]float64, d/2)
+	for i := range inv {
+		inv[i] = 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(d))
+	}
+	s := c.RopeScaling
+	if s == nil || s.RopeType != "llama3" {
+		return inv
+	}
+	L := float64(s.OriginalMaxPositionEmbeddings)
+	lowWL, highWL := L/s.LowFreqFactor, L/s.HighFreqFactor
+	for i, f := range inv {
+		wl := 2 * math.Pi / f
+		switch {
+		case wl < highWL:
+		case wl > lowWL:
+			inv[i] = f / s.Factor
+		default:
+			sm := (L/wl - s.LowFreqFactor) / (s.HighFreqFactor - s.LowFreqFactor)
+			inv[i] = (1-sm)*f/s.Factor + sm*f
+		}
+	}
+	return inv
+}
+
+// angles fills cos and sin (one row of head_dim/2 per position) for n
+// positions from p0.
+func (r *ropeTable) angles(cos, sin []float32, p0, n int) {
+	half := len(r.invFreq)
+	for b := 0; b < n; b++ {
+		for i, f := range r.invFreq {
+			s, c := math.Sincos(float64(p0+b) * f)
+			cos[b*half+i], sin[b*half+i] = float32(c), float32(s)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+)
+
+// cacheChunk is how many positions the cache grows by at a time.
+const cacheChunk = 256
+
+// cache holds f32 keys and values, per layer laid out (position, kv_heads,
+// head_dim) so that appending a position is a plain copy.
+type cache struct {
+	n, window        int
+	kvHeads, headDim int
+	k, v             [][]float32 // per layer; capacity positions × kvHeads·headDim
+}
+
+var _ engine.Cache = (*cache)(nil)
+
+func newCache(layers, kvHeads, headDim, window int) *cache {
+	return &cache{window: window, kvHeads: kvHeads, headDim: headDim, k: make([][]float32, layers), v: make([][]float32, layers)}
+}
+
+func (c *cache) Len() int    { return c.n }
+func (c *cache) Window() int { return c.window }
+func (c *cache) kvDim() int  { return c.kvHeads * c.headDim }
+
+func (c *cache) Truncate(n int) {
+	if n < 0 || n > c.n {
+		panic(fmt.Sprintf("cpu cache: Truncate(%d) outside [0, %d]", n, c.n))
+	}
+	c.n = n
+}
+
+// reserve makes room for n positions, growing by whole chunks, so the
+// per-token path allocates only once every cacheChunk tokens.
+func (c *cache) reserve(n int) {
+	if len(c.k[0]) >= n*c.kvDim() {
+		return
+	}
+	capPos := min((n+cacheChunk-1)/cacheChunk*cacheChunk, c.window)
+	for l := range c.k {
+		c.k[l] = grow(c.k[l], c.n*c.kvDim(), capPos*c.kvDim())
+		c.v[l] = grow(c.v[l], c.n*c.kvDim(), capPos*c.kvDim())
+	}
+}
+
+func grow(s []float32, used, size int) []float32 {
+	g := make([]float32, size)
+	copy(g, s[:used])
+	return g
+}
+
+// Export copies the used positions out as (kv_heads, len, head_dim) f32.
+func (c *cache) Export() (*engine.KVState, error) {
+	s := &engine.KVState{Len: c.n, KVHeads: c.kvHeads, HeadDim: c.headDim, DType: safetensors.F32,
+		K: make([][]byte, len(c.k)), V: make([][]byte, len(c.v))}
+	for l := range c.k {
+		s.K[l] = c.exportLayer(c.k[l])
+		s.V[l] = c.exportLayer(c.v[l])
+	}
+	return s, nil
+}
+
+func (c *cache) exportLayer(src []float32) []byte {
+	out := make([]byte, c.n*c.kvDim()*4)
+	i := 0
+	for h := 0; h < c.kvHeads; h++ {
+		for p := 0; p < c.n; p++ {
+			for _, v := range src[p*c.kvDim()+h*c.headDim:][:c.headDim] {
+				binary.LittleEndian.PutUint32(out[i:], math.Float32bits(v))
+				i += 4
+			}
+		}
+	}
+	return out
+}
+
+// Import replaces the contents with s (already validated against the
+// model), converting from s's dtype.
+func (c *cache) Import(s *engine.KVState) error {
+	if s.KVHeads != c.kvHeads || s.HeadDim != c.headDim || len(s.K) != len(c.k) || s.Len > c.window {
+		return fmt.Errorf("cpu cache: KV state shape does not match the model")
+	}
+	var read func([]byte, int) float32
+	switch s.DType {
+	case safetensors.F32:
+		read = func(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
+	case safetensors.BF16:
+		read = func(b []byte, i int) float32 { return bf16(binary.LittleEndian.Uint16(b[2*i:])) }
+	case safetensors.F16:
+		tab := f16Table()
+		read = func(b []byte, i int) float32 { return tab[binary.LittleEndian.Uint16(b[2*i:])] }
+	default:
+		return fmt.Errorf("cpu cache: KV dtype %s not supported", s.DType)
+	}
+	c.n = 0
+	c.reserve(s.Len)
+	for l := range c.k {
+		c.importLayer(c.k[l], s.K[l], s.Len, read)
+		c.importLayer(c.v[l], s.V[l], s.Len, read)
+	}
+	c.n = s.Len
+	return nil
+}
+
+func (c *cache) importLayer(dst []float32, src []byte, n int, read func([]byte, int) float32) {
+	i := 0
+	for h := 0; h < c.kvHeads; h++ {
+		for p := 0; p < n; p++ {
+			row := dst[p*c.kvDim()+h*c.headDim:][:c.headDim]
+			for j := range row {
+				row[j] = read(src, i)
+				i++
+			}
+		}
+	}
+}

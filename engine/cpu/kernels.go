@@ -1,0 +1,95 @@
+package cpu
+
+import "math"
+
+// Kernels are free functions over slices, output first, as in llama2.c.
+
+// dot returns the dot product of a and b[:len(a)], with four accumulators
+// so that the loop is not one long dependency chain.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// rmsnorm sets out = x / sqrt(mean(x²) + eps) * w.
+func rmsnorm(out, x, w []float32, eps float32) {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	scale := float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
+	w = w[:len(x)]
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = v * scale * w[i]
+	}
+}
+
+// softmax normalises x in place.
+func softmax(x []float32) {
+	maxV := x[0]
+	for _, v := range x[1:] {
+		maxV = max(maxV, v)
+	}
+	var sum float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - maxV)))
+		x[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// swiglu sets gate = silu(gate) * up.
+func swiglu(gate, up []float32) {
+	up = up[:len(gate)]
+	for i, g := range gate {
+		gate[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}
+
+// add sets dst += src.
+func add(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// axpy sets dst += a * x.
+func axpy(dst []float32, a float32, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += a * x[i]
+	}
+}
+
+// rope rotates each head of x (rotate-half layout: the first half of a head
+// pairs with the second) by the angles whose cosines and sines are given.
+func rope(x []float32, headDim int, cos, sin []float32) {
+	half := headDim / 2
+	cos, sin = cos[:half], sin[:half]
+	for h := 0; h+headDim <= len(x); h += headDim {
+		x1 := x[h : h+half]
+		x2 := x[h+half : h+headDim]
+		for i := range x1 {
+			a, b := x1[i], x2[i]
+			x1[i] = a*cos[i] - b*sin[i]
+			x2[i] = b*cos[i] + a*sin[i]
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Sequence is one conversation's model state: the tokens processed so far
+// and the KV cache that holds them.
+type Sequence struct {
+	Tokens []int32
+	Cache  Cache
+}
+
+// Hook sees every step of a reply and may restrict what comes next: the
+// controller's seat in the decode loop. A step is Begin, the forward pass,
+// then End; Begin must return at once and do its work concurrently with the
+// forward pass (its input is only the tokens before the step).
+type Hook interface {
+	// Begin starts the work for the next step. tokens is the whole sequence
+	// so far; it is valid until End returns and must not be modified.
+	Begin(tokens []int32)
+	// End waits for that work, restricts logits in place (masked tokens set
+	// to -Inf) and says what the loop should do.
+	End(logits []float32) Directive
+}
+
+// Directive is a hook's answer for one step.
+type Directive struct {
+	// Stop ends the reply before this step's token.
+	Stop bool
+	// Backtrack takes back this many tokens of the reply before anything
+	// else happens.
+	Backtrack int
+	// Force appends these tokens without sampling (fast-forward).
+	Force []int32
+	// Temperature, when 0 or more, overrides the sampler's for this step.
+	Temperature float64
+}
+
+// Event is one change to the reply, streamed to the caller as it happens.
+type Event struct {
+	// Backtrack is the number of reply tokens taken back before Token.
+	Backtrack int
+	// Token is the token appended, or -1 when the event only takes back.
+	Token int32
+	// Forced marks a token appended by the hook rather than sampled.
+	Forced bool
+}
+
+// StopReason says why a reply ended.
+type StopReason string
+
+// The reasons a reply ends.
+const (
+	StopEOS       StopReason = "eos"
+	StopMaxTokens StopReason = "max_tokens"
+	StopHook      StopReason = "controller"
+	StopCancelled StopReason = "cancelled"
+)
+
+// Stats measures one call to Generate.
+type Stats struct {
+	PromptTokens   int
+	PromptDuration time.Duration
+	GenTokens      int
+	GenDuration    time.Duration
+	Reason         StopReason
+}
+
+// PromptRate is prefill speed in tokens per second.
+func (s Stats) PromptRate() float64 { return rate(s.PromptTokens, s.PromptDuration) }
+
+// GenRate is decode speed in tokens per second.
+func (s Stats) GenRate() float64 { return rate(s.GenTokens, s.GenDuration) }
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// Generator runs the decode loop on a backend.
+type Generator struct {
+	Backend Backend
+	Sampler *Sampler
+	// Hook, when set, sees every step (a controller).
+	Hook Hook
+	// StopTokens end the reply (end-of-turn, end-of-text); they are not
+	// emitted.
+	StopTokens []int32
+	// MaxTokens bounds the reply's length; 0 means until a stop token or the
+	// context window is full.
+	MaxTokens int
+	// PrefillBatch is how many prompt tokens go through the model at once;
+	// cancellation is checked between batches. 0 means 256.
+	PrefillBatch int
+
+	logits  []float32
+	pending []int32 // tokens to feed at the next step
+}
+
+// NewGenerator returns a generator with the given sampler and a logits
+// buffer for vocab tokens.
+func NewGenerator(b Backend, s *Sampler, vocab int) *Generator {
+	return &Generator{Backend: b, Sampler: s, logits: make([]float32, vocab), pending: make([]int32, 0, 16)}
+}
+
+// Prefill feeds tokens into seq in batches, honouring ctx between batches,
+// and leaves the logits of the last token in the generator.
+func (g *Generator) Prefill(ctx context.Context, seq *Sequence, tokens []int32) error {
+	batch := g.PrefillBatch
+	if batch <= 0 {
+		batch = 256
+	}
+	if n := seq.Cache.Len() + len(tokens); n > seq.Cache.Window() {
+		return &ContextFullError{Window: seq.Cache.Window(), Have: seq.Cache.Len(), Adding: len(tokens)}
+	}
+	for len(tokens) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(batch, len(tokens))
+		if err := g.Backend.Forward(seq.Cache, tokens[:n], g.logits); err != nil {
+			return err
+		}
+		seq.Tokens = append(seq.Tokens, tokens[:n]...)
+		tokens = tokens[n:]
+	}
+	return nil
+}
+
+// Generate adds prompt to seq and produces a reply, calling emit for each
+// change to it. It stops at a stop token, MaxTokens, the hook's word, or
+// when ctx is cancelled (then it returns ctx's error). Whatever happens,
+// seq.Tokens is exactly what seq.Cache holds: the prompt and the reply so
+// far, except the reply's last sampled token, which was emitted but not yet
+// fed to the model (a stop token is never emitted). A full context window
+// returns *ContextFullError. The per-token path allocates nothing.
+func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32, emit func(Event) error) (Stats, error) {
+	st := Stats{PromptTokens: len(prompt)}
+	if len(prompt) == 0 {
+		return st, fmt.Errorf("generate: empty prompt")
+	}
+	start := time.Now()
+	// Prefill all but the last prompt token; that one runs as the first
+	// step, so that the hook's first step sees the whole prompt and runs
+	// concurrently with a forward pass.
+	if err := g.Prefill(ctx, seq, prompt[:len(prompt)-1]); err != nil {
+		return st, err
+	}
+	replyStart := len(seq.Tokens) + 1
+	pending := append(g.pending[:0], prompt[len(prompt)-1])
+	var decodeStart time.Time
+	finish := func(r StopReason, err error) (Stats, error) {
+		st.Reason = r
+		if !decodeStart.IsZero() {
+			st.GenDuration = time.Since(decodeStart)
+		}
+		return st, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return finish(StopCancelled, err)
+		}
+		prev := len(seq.Tokens)
+		seq.Tokens = append(seq.Tokens, pending...)
+		if g.Hook != nil {
+			g.Hook.Begin(seq.Tokens)
+		}
+		err := g.Backend.Forward(seq.Cache, pending, g.logits)
+		if g.Hook != nil && err != nil {
+			g.Hook.End(g.logits)
+		}
+		if err != nil {
+			seq.Tokens = seq.Tokens[:prev]
+			return finish("", err)
+		}
+		if decodeStart.IsZero() {
+			st.PromptDuration = time.Since(start)
+			decodeStart = time.Now()
+		}
+		d := Directive{Temperature: -1}
+		if g.Hook != nil {
+			d = g.Hook.End(g.logits)
+		}
+		if n := min(d.Backtrack, len(seq.Tokens)-replyStart); n > 0 {
+			g.truncate(seq, len(seq.Tokens)-n)
+			st.GenTokens -= n
+			if err := emit(Event{Backtrack: n, Token: -1}); err != nil {
+				return finish("", err)
+			}
+		}
+		if d.Stop {
+			return finish(StopHook, nil)
+		}
+		pending = g.pending[:0]
+		if d.Backtrack > 0 {
+			// The logits are stale: run the last kept token again.
+			last := seq.Tokens[len(seq.Tokens)-1]
+			g.truncate(seq, len(seq.Tokens)-1)
+			pending = append(pending, last)
+		}
+		if len(d.Force) > 0 {
+			for _, tok := range d.Force {
+				st.GenTokens++
+				if err := emit(Event{Token: tok, Forced: true}); err != nil {
+					return finish("", err)
+				}
+			}
+			pending = append(pending, d.Force...)
+		}
+		if len(pending) > 0 {
+			g.pending = pending
+			if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
+				return finish(StopMaxTokens, nil)
+			}
+			continue
+		}
+		tok := g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
+		if tok < 0 || slices.Contains(g.StopTokens, tok) {
+			return finish(StopEOS, nil)
+		}
+		st.GenTokens++
+		if err := emit(Event{Token: tok}); err != nil {
+			return finish("", err)
+		}
+		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
+			return finish(StopMaxTokens, nil)
+		}
+		pending = append(pending, tok)
+	}
+}
+
+// truncate shortens seq, tokens and cache, to n positions.
+func (g *Generator) truncate(seq *Sequence, n int) {
+	seq.Tokens = seq.Tokens[:n]
+	seq.Cache.Truncate(n)
+}

@@ -1,0 +1,261 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+)
+
+// Tensor is a weight in its stored form, viewed in place in the mapped file.
+// A quantised matrix has DType U32 packed codes in Data and its Scales and
+// Biases beside it; Shape is always the logical (dequantised) shape.
+type Tensor struct {
+	Name  string
+	File  string
+	DType safetensors.DType
+	Shape []int
+	Data  []byte
+	// Bits and GroupSize are set, with Scales and Biases, when quantised.
+	Bits, GroupSize int
+	Scales, Biases  *Tensor
+}
+
+// Quantized reports whether t is MLX affine-quantised.
+func (t *Tensor) Quantized() bool { return t.Bits != 0 }
+
+// Weights is a Llama model's parameters, named as in the checkpoint.
+type Weights struct {
+	EmbedTokens Tensor // (vocab, hidden)
+	Layers      []LayerWeights
+	Norm        Tensor // (hidden)
+	// LMHead is the output layer (vocab, hidden); it is EmbedTokens when tied.
+	LMHead Tensor
+}
+
+// LayerWeights is one transformer block.
+type LayerWeights struct {
+	InputLayernorm         Tensor // (hidden)
+	QProj                  Tensor // (heads*head_dim, hidden)
+	KProj                  Tensor // (kv_heads*head_dim, hidden)
+	VProj                  Tensor // (kv_heads*head_dim, hidden)
+	OProj                  Tensor // (hidden, heads*head_dim)
+	PostAttentionLayernorm Tensor // (hidden)
+	GateProj               Tensor // (intermediate, hidden)
+	UpProj                 Tensor // (intermediate, hidden)
+	DownProj               Tensor // (hidden, intermediate)
+}
+
+// Model is a loaded model folder: its configuration and memory-mapped
+// weights. Close unmaps the weights.
+type Model struct {
+	Dir     string
+	Config  *Config
+	Weights Weights
+	files   []*safetensors.File
+}
+
+// LoadModel opens a Hugging Face / MLX model folder: config.json,
+// generation_config.json, and model.safetensors or the shards named by
+// model.safetensors.index.json.
+//
+// # Errors
+//
+// A missing or inconsistent config key names config.json and the key; a
+// missing tensor, a wrong shape or dtype names the tensor and its file.
+func LoadModel(dir string) (*Model, error) {
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := openWeights(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Dir: dir, Config: cfg, files: files}
+	if err := m.bind(); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Close unmaps the weight files; the model must not be used afterwards.
+func (m *Model) Close() error {
+	var errs []error
+	for _, f := range m.files {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// WeightFiles lists the weight files' paths.
+func (m *Model) WeightFiles() []string {
+	out := make([]string, len(m.files))
+	for i, f := range m.files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+func openWeights(dir string) ([]*safetensors.File, error) {
+	var names []string
+	index := filepath.Join(dir, "model.safetensors.index.json")
+	if data, err := os.ReadFile(index); err == nil {
+		var idx struct {
+			WeightMap map[string]string `json:"weight_map"`
+		}
+		if err := json.Unmarshal(data, &idx); err != nil {
+			return nil, fmt.Errorf("%s: %w", index, err)
+		}
+		seen := map[string]bool{}
+		for _, f := range idx.WeightMap {
+			if !seen[f] && filepath.Base(f) == f {
+				seen[f] = true
+				names = append(names, f)
+			} else if filepath.Base(f) != f {
+				return nil, fmt.Errorf("%s: shard name %q is not a plain file name", index, f)
+			}
+		}
+		sort.Strings(names)
+	} else if errors.Is(err, os.ErrNotExist) {
+		names = []string{"model.safetensors"}
+	} else {
+		return nil, err
+	}
+	var files []*safetensors.File
+	for _, n := range names {
+		f, err := safetensors.Open(filepath.Join(dir, n))
+		if err != nil {
+			for _, g := range files {
+				g.Close()
+			}
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// lookup finds a tensor by name in any of the model's files.
+func (m *Model) lookup(name string) (*safetensors.Tensor, string) {
+	for _, f := range m.files {
+		if t, ok := f.Tensors[name]; ok {
+			return t, f.Path
+		}
+	}
+	return nil, ""
+}
+
+func (m *Model) bind() error {
+	c := m.Config
+	w := &m.Weights
+	q, kv := c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
+	var errs []error
+	get := func(dst *Tensor, name string, shape ...int) {
+		if err := m.tensor(dst, name, shape...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	get(&w.EmbedTokens, "model.embed_tokens", c.VocabSize, c.HiddenSize)
+	get(&w.Norm, "model.norm", c.HiddenSize)
+	w.Layers = make([]LayerWeights, c.NumHiddenLayers)
+	for i := range w.Layers {
+		l := &w.Layers[i]
+		p := fmt.Sprintf("model.layers.%d.", i)
+		get(&l.InputLayernorm, p+"input_layernorm", c.HiddenSize)
+		get(&l.QProj, p+"self_attn.q_proj", q, c.HiddenSize)
+		get(&l.KProj, p+"self_attn.k_proj", kv, c.HiddenSize)
+		get(&l.VProj, p+"self_attn.v_proj", kv, c.HiddenSize)
+		get(&l.OProj, p+"self_attn.o_proj", c.HiddenSize, q)
+		get(&l.PostAttentionLayernorm, p+"post_attention_layernorm", c.HiddenSize)
+		get(&l.GateProj, p+"mlp.gate_proj", c.IntermediateSize, c.HiddenSize)
+		get(&l.UpProj, p+"mlp.up_proj", c.IntermediateSize, c.HiddenSize)
+		get(&l.DownProj, p+"mlp.down_proj", c.HiddenSize, c.IntermediateSize)
+		if len(errs) > 0 {
+			break
+		}
+	}
+	head, _ := m.lookup("lm_head.weight")
+	if c.Tied(head != nil) {
+		w.LMHead = w.EmbedTokens
+	} else {
+		get(&w.LMHead, "lm_head", c.VocabSize, c.HiddenSize)
+	}
+	return errors.Join(errs...)
+}
+
+// tensor binds prefix.weight (with prefix.scales and prefix.biases when
+// quantised) into dst, checking its dtype and logical shape.
+func (m *Model) tensor(dst *Tensor, prefix string, shape ...int) error {
+	name := prefix + ".weight"
+	st, file := m.lookup(name)
+	if st == nil {
+		return fmt.Errorf("%s: missing tensor %s", m.weightsName(), name)
+	}
+	*dst = Tensor{Name: name, File: file, DType: st.DType, Shape: shape, Data: st.Data}
+	scales, _ := m.lookup(prefix + ".scales")
+	if scales == nil {
+		switch st.DType {
+		case safetensors.F32, safetensors.F16, safetensors.BF16:
+		default:
+			return fmt.Errorf("%s: tensor %s has dtype %s (want F32, F16 or BF16, or U32 with scales and biases)", file, name, st.DType)
+		}
+		if !slices.Equal(st.Shape, shape) {
+			return fmt.Errorf("%s: tensor %s has shape %v, want %v", file, name, st.Shape, shape)
+		}
+		return nil
+	}
+	return m.bindQuantized(dst, prefix, st, scales, file)
+}
+
+func (m *Model) bindQuantized(dst *Tensor, prefix string, st, scales *safetensors.Tensor, file string) error {
+	qc := m.Config.Quantization
+	if qc == nil {
+		return fmt.Errorf("%s: tensor %s.scales found but config.json has no \"quantization\"", file, prefix)
+	}
+	if st.DType != safetensors.U32 {
+		return fmt.Errorf("%s: quantised tensor %s has dtype %s, want U32", file, dst.Name, st.DType)
+	}
+	biases, _ := m.lookup(prefix + ".biases")
+	if biases == nil {
+		return fmt.Errorf("%s: missing tensor %s.biases", m.weightsName(), prefix)
+	}
+	rows, cols := dst.Shape[0], 1
+	if len(dst.Shape) == 2 {
+		cols = dst.Shape[1]
+	}
+	if len(dst.Shape) != 2 || cols%qc.GroupSize != 0 {
+		return fmt.Errorf("%s: tensor %s is quantised but its shape %v is not a matrix with columns divisible by group_size %d", file, dst.Name, dst.Shape, qc.GroupSize)
+	}
+	if want := []int{rows, cols * qc.Bits / 32}; !slices.Equal(st.Shape, want) {
+		return fmt.Errorf("%s: tensor %s has packed shape %v, want %v for %d-bit %v", file, dst.Name, st.Shape, want, qc.Bits, dst.Shape)
+	}
+	groups := []int{rows, cols / qc.GroupSize}
+	for _, aux := range []*safetensors.Tensor{scales, biases} {
+		if !slices.Equal(aux.Shape, groups) {
+			return fmt.Errorf("%s: tensor %s has shape %v, want %v (group_size %d)", file, aux.Name, aux.Shape, groups, qc.GroupSize)
+		}
+		switch aux.DType {
+		case safetensors.F32, safetensors.F16, safetensors.BF16:
+		default:
+			return fmt.Errorf("%s: tensor %s has dtype %s, want F32, F16 or BF16", file, aux.Name, aux.DType)
+		}
+	}
+	dst.Bits, dst.GroupSize = qc.Bits, qc.GroupSize
+	dst.Scales = &Tensor{Name: scales.Name, File: file, DType: scales.DType, Shape: groups, Data: scales.Data}
+	dst.Biases = &Tensor{Name: biases.Name, File: file, DType: biases.DType, Shape: groups, Data: biases.Data}
+	return nil
+}
+
+func (m *Model) weightsName() string {
+	if len(m.files) == 1 {
+		return m.files[0].Path
+	}
+	return filepath.Join(m.Dir, "model.safetensors.index.json")
+}

@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// SamplerConfig chooses how the next token is picked from the logits.
+type SamplerConfig struct {
+	// Temperature divides the logits; 0 picks the most likely token.
+	Temperature float64 `toml:"temperature"`
+	// TopK keeps the K most likely tokens; 0 keeps all.
+	TopK int `toml:"top_k"`
+	// TopP keeps the smallest set of tokens whose probability reaches P; 1 keeps all.
+	TopP float64 `toml:"top_p"`
+	// MinP drops tokens less likely than MinP times the most likely; 0 keeps all.
+	MinP float64 `toml:"min_p"`
+	// RepeatPenalty divides positive and multiplies negative logits of the
+	// last RepeatLastN tokens (as transformers does); 1 is off.
+	RepeatPenalty float64 `toml:"repeat_penalty"`
+	RepeatLastN   int     `toml:"repeat_last_n"`
+	// Seed makes sampling reproducible.
+	Seed uint64 `toml:"seed"`
+}
+
+// DefaultSamplerConfig is Llama 3.2 Instruct's recommended sampling.
+func DefaultSamplerConfig() SamplerConfig {
+	return SamplerConfig{Temperature: 0.6, TopP: 0.9, RepeatPenalty: 1, RepeatLastN: 64}
+}
+
+// Validate reports the first setting out of range.
+func (c SamplerConfig) Validate() error {
+	switch {
+	case c.Temperature < 0 || math.IsNaN(c.Temperature):
+		return fmt.Errorf("temperature %g: must be 0 or more", c.Temperature)
+	case c.TopK < 0:
+		return fmt.Errorf("top_k %d: must be 0 (off) or more", c.TopK)
+	case !(c.TopP > 0 && c.TopP <= 1):
+		return fmt.Errorf("top_p %g: must be in (0, 1]", c.TopP)
+	case !(c.MinP >= 0 && c.MinP < 1):
+		return fmt.Errorf("min_p %g: must be in [0, 1)", c.MinP)
+	case !(c.RepeatPenalty > 0):
+		return fmt.Errorf("repeat_penalty %g: must be more than 0 (1 is off)", c.RepeatPenalty)
+	case c.RepeatLastN < 0:
+		return fmt.Errorf("repeat_last_n %d: must be 0 or more", c.RepeatLastN)
+	}
+	return nil
+}
+
+// Sampler picks tokens from logits. It allocates its scratch once, so
+// sampling allocates nothing. Not safe for concurrent use.
+type Sampler struct {
+	cfg   SamplerConfig
+	rng   *rand.Rand
+	cand  []int32   // candidate token ids
+	w     []float32 // unnormalised probabilities, by token id
+	stamp []uint32  // repetition penalty: last round each token was penalised
+	round uint32
+}
+
+// NewSampler returns a sampler for a vocabulary of vocab tokens.
+func NewSampler(cfg SamplerConfig, vocab int) *Sampler {
+	return &Sampler{
+		cfg:   cfg,
+		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		cand:  make([]int32, vocab),
+		w:     make([]float32, vocab),
+		stamp: make([]uint32, vocab),
+	}
+}
+
+// Config returns the sampler's settings.
+func (s *Sampler) Config() SamplerConfig { return s.cfg }
+
+// Sample picks a token from logits, which it may modify. history is the
+// sequence so far (for the repetition penalty); temperature overrides the
+// configured one when it is 0 or more (a controller's per-step setting).
+// Tokens whose logit is -Inf (masked) are never picked; if every token is
+// masked, Sample returns -1.
+func (s *Sampler) Sample(logits []float32, history []int32, temperature float64) int32 {
+	if temperature < 0 {
+		temperature = s.cfg.Temperature
+	}
+	s.penalise(logits, history)
+	if temperature == 0 {
+		return Argmax(logits)
+	}
+	maxL := float32(math.Inf(-1))
+	for _, l := range logits {
+		maxL = max(maxL, l)
+	}
+	if math.IsInf(float64(maxL), -1) {
+		return -1
+	}
+	// Weights relative to the best token (which gets 1), then min-p.
+	inv := float32(1 / temperature)
+	floor := float32(s.cfg.MinP)
+	cand := s.cand[:0]
+	for i, l := range logits {
+		w := float32(math.Exp(float64((l - maxL) * inv)))
+		s.w[i] = w
+		if w > 0 && w >= floor {
+			cand = append(cand, int32(i))
+		}
+	}
+	if k := s.cfg.TopK; k > 0 && k < len(cand) {
+		s.selectTop(cand, k)
+		cand = cand[:k]
+	}
+	if s.cfg.TopP < 1 {
+		cand = s.nucleus(cand)
+	}
+	var total float32
+	for _, id := range cand {
+		total += s.w[id]
+	}
+	r := s.rng.Float32() * total
+	for _, id := range cand {
+		r -= s.w[id]
+		if r < 0 {
+			return id
+		}
+	}
+	return cand[len(cand)-1]
+}
+
+// penalise applies the repetition penalty once to each distinct token of
+// the last RepeatLastN tokens of history.
+func (s *Sampler) penalise(logits []float32, history []int32) {
+	p := float32(s.cfg.RepeatPenalty)
+	if p == 1 || s.cfg.RepeatLastN == 0 {
+		return
+	}
+	if n := s.cfg.RepeatLastN; len(history) > n {
+		history = history[len(history)-n:]
+	}
+	s.round++
+	if s.round == 0 { // wrapped: clear the stamps
+		clear(s.stamp)
+		s.round = 1
+	}
+	for _, id := range history {
+		if id < 0 || int(id) >= len(logits) || s.stamp[id] == s.round {
+			continue
+		}
+		s.stamp[id] = s.round
+		if logits[id] > 0 {
+			logits[id] /= p
+		} else {
+			logits[id] *= p
+		}
+	}
+}
+
+// nucleus sorts cand by weight, most likely first, and keeps the shortest
+// prefix whose mass reaches TopP. To avoid sorting a whole vocabulary it
+// first tries growing top-m prefixes selected in linear time.
+func (s *Sampler) nucleus(cand []int32) []int32 {
+	var total float32
+	for _, id := range cand {
+		total += s.w[id]
+	}
+	target := float32(s.cfg.TopP) * total
+	for m := 64; ; m *= 8 {
+		if m >= len(cand) {
+			m = len(cand)
+		} else {
+			s.selectTop(cand, m)
+		}
+		head := cand[:m]
+		slices.SortFunc(head, func(a, b int32) int {
+			if s.w[a] != s.w[b] {
+				if s.w[a] > s.w[b] {
+					return -1
+				}
+				return 1
+			}
+			return int(a - b)
+		})
+		var sum float32
+		for i, id := range head {
+			sum += s.w[id]
+			if sum >= target {
+				return cand[:i+1]
+			}
+		}
+		if m == len(cand) {
+			return cand
+		}
+	}
+}
+
+// selectTop reorders cand so that its first k entries are the k heaviest
+// (in no particular order): quickselect, linear time on average.
+func (s *Sampler) selectTop(cand []int32, k int) {
+	lo, hi := 0, len(cand)-1
+	for lo < hi {
+		// Median of three as the pivot keeps sorted input linear.
+		mid := lo + (hi-lo)/2
+		p := s.w[cand[mid]]
+		if a, b := s.w[cand[lo]], s.w[cand[hi]]; (a > p) != (a > b) {
+			p = a
+		} else if (b > p) != (b > a) {
+			p = b
+		}
+		i, j := lo, hi
+		for i <= j {
+			for s.w[cand[i]] > p {
+				i++
+			}
+			for s.w[cand[j]] < p {
+				j--
+			}
+			if i <= j {
+				cand[i], cand[j] = cand[j], cand[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// Argmax returns the index of the largest logit, the first on ties, or -1
+// when every logit is -Inf or NaN.
+func Argmax(logits []float32) int32 {
+	best, bi := float32(math.Inf(-1)), int32(-1)
+	for i, l := range logits {
+		if l > best {
+			best, bi = l, int32(i)
+		}
+	}
+	return bi
+}

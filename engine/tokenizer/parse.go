@@ -1,0 +1,248 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+type fileJSON struct {
+	AddedTokens  []addedJSON     `json:"added_tokens"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        json.RawMessage `json:"model"`
+	Decoder      json.RawMessage `json:"decoder"`
+}
+
+type addedJSON struct {
+	ID         int32  `json:"id"`
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	Lstrip     bool   `json:"lstrip"`
+	Rstrip     bool   `json:"rstrip"`
+	Special    bool   `json:"special"`
+}
+
+type modelJSON struct {
+	Type                    string           `json:"type"`
+	Vocab                   map[string]int32 `json:"vocab"`
+	Merges                  json.RawMessage  `json:"merges"`
+	IgnoreMerges            bool             `json:"ignore_merges"`
+	ByteFallback            bool             `json:"byte_fallback"`
+	ContinuingSubwordPrefix string           `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         string           `json:"end_of_word_suffix"`
+}
+
+// component is the part of a pre-tokenizer or decoder object this package
+// looks at.
+type component struct {
+	Type          string      `json:"type"`
+	Pretokenizers []component `json:"pretokenizers"`
+	Pattern       struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	} `json:"pattern"`
+	Behavior       string `json:"behavior"`
+	Invert         bool   `json:"invert"`
+	UseRegex       *bool  `json:"use_regex"`
+	AddPrefixSpace bool   `json:"add_prefix_space"`
+	Individual     bool   `json:"individual_digits"`
+}
+
+// describe names a component for error messages: its type, the parts of
+// a Sequence and the pattern of a Split.
+func (c component) describe() string {
+	switch {
+	case c.Type == "Sequence":
+		parts := make([]string, len(c.Pretokenizers))
+		for i, p := range c.Pretokenizers {
+			parts[i] = p.describe()
+		}
+		return "Sequence[" + strings.Join(parts, ", ") + "]"
+	case c.Type == "Split" && c.Pattern.Regex != nil:
+		return fmt.Sprintf("Split(Regex %q)", *c.Pattern.Regex)
+	case c.Type == "Split" && c.Pattern.String != nil:
+		return fmt.Sprintf("Split(String %q)", *c.Pattern.String)
+	case c.Type == "ByteLevel":
+		return fmt.Sprintf("ByteLevel(use_regex=%v, add_prefix_space=%v)", c.UseRegex == nil || *c.UseRegex, c.AddPrefixSpace)
+	case c.Type == "":
+		return "an object without type"
+	}
+	return c.Type
+}
+
+// byteLevel reports whether c is a ByteLevel pre-tokenizer without a
+// prefix space whose use_regex (default true) equals useRegex.
+func (c component) byteLevel(useRegex bool) bool {
+	return c.Type == "ByteLevel" && !c.AddPrefixSpace && (c.UseRegex == nil || *c.UseRegex) == useRegex
+}
+
+// parsePreTokenizer recognises the supported pre-tokenizer shapes:
+// ByteLevel with use_regex (GPT-2), Sequence[Digits, ByteLevel with
+// use_regex] (SmolLM, StarCoder), and Sequence[Split(Llama 3 or GPT-2
+// regex, Isolated), ByteLevel without regex] (Llama 3).
+func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
+	var c component
+	if isNull(raw) {
+		return preTokenizer{}, errors.New("no pre_tokenizer: a byte-level BPE tokenizer needs ByteLevel")
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return preTokenizer{}, fmt.Errorf("pre_tokenizer: %w", err)
+	}
+	if c.byteLevel(true) {
+		return preTokenizer{split: splitGPT2}, nil
+	}
+	if p := c.Pretokenizers; c.Type == "Sequence" && len(p) == 2 {
+		if p[0].Type == "Digits" && p[1].byteLevel(true) {
+			mode := digitsContiguous
+			if p[0].Individual {
+				mode = digitsIndividual
+			}
+			return preTokenizer{digits: mode, split: splitGPT2}, nil
+		}
+		if s := p[0]; s.Type == "Split" && s.Pattern.Regex != nil && s.Behavior == "Isolated" && !s.Invert && p[1].byteLevel(false) {
+			switch *s.Pattern.Regex {
+			case llama3Pattern:
+				return preTokenizer{split: splitLlama3}, nil
+			case gpt2Pattern:
+				return preTokenizer{split: splitGPT2}, nil
+			}
+		}
+	}
+	return preTokenizer{}, fmt.Errorf("unsupported pre_tokenizer %s (supported: the Llama 3 or GPT-2 split regex with ByteLevel, optionally after Digits)", c.describe())
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// typeOf returns the "type" field of a JSON object, or the raw text.
+func typeOf(raw json.RawMessage) string {
+	var c component
+	if json.Unmarshal(raw, &c) == nil && c.Type != "" {
+		return c.Type
+	}
+	return string(raw)
+}
+
+func parse(data []byte) (*Tokenizer, error) {
+	var f fileJSON
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if isNull(f.Model) {
+		return nil, errors.New("no model")
+	}
+	if mt := typeOf(f.Model); mt != "BPE" {
+		return nil, fmt.Errorf("unsupported model type %q (only byte-level BPE is supported)", mt)
+	}
+	var m modelJSON
+	if err := json.Unmarshal(f.Model, &m); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	switch {
+	case m.ByteFallback:
+		return nil, errors.New("unsupported BPE model with byte_fallback (SentencePiece-style); only byte-level BPE is supported")
+	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
+		return nil, errors.New("unsupported BPE model with continuing_subword_prefix or end_of_word_suffix")
+	case !isNull(f.Normalizer):
+		return nil, fmt.Errorf("unsupported normalizer %s", typeOf(f.Normalizer))
+	case isNull(f.Decoder) || typeOf(f.Decoder) != "ByteLevel":
+		return nil, fmt.Errorf("unsupported decoder %s (only ByteLevel is supported)", typeOf(f.Decoder))
+	}
+	pre, err := parsePreTokenizer(f.PreTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokenizer{pre: pre, ignoreMerges: m.IgnoreMerges, vocab: make(map[string]int32, len(m.Vocab))}
+	if err := t.setVocab(m.Vocab, f.AddedTokens); err != nil {
+		return nil, err
+	}
+	if err := t.setMerges(m.Merges, m.Vocab); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// setVocab fills the id → bytes table, the raw-bytes vocabulary, the byte
+// tokens and the added tokens.
+func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON) error {
+	size := int32(0)
+	for s, id := range vocab {
+		if id < 0 || id >= maxID {
+			return fmt.Errorf("vocabulary token %q has id %d, outside [0, %d)", s, id, maxID)
+		}
+		size = max(size, id+1)
+	}
+	for _, a := range added {
+		if a.ID < 0 || a.ID >= maxID {
+			return fmt.Errorf("added token %q has id %d, outside [0, %d)", a.Content, a.ID, maxID)
+		}
+		size = max(size, a.ID+1)
+	}
+	t.tokens = make([][]byte, size)
+	t.special = make([]bool, size)
+	for s, id := range vocab {
+		b := byteLevelDecode(s)
+		t.tokens[id] = b
+		if old, ok := t.vocab[string(b)]; !ok || id < old {
+			t.vocab[string(b)] = id
+		}
+	}
+	for b := range 256 {
+		id, ok := vocab[string(byteToRune[b])]
+		if !ok {
+			return fmt.Errorf("vocabulary lacks the byte-level token %q for byte 0x%02x", string(byteToRune[b]), b)
+		}
+		t.byteIDs[b] = id
+	}
+	tokens := make([]addedToken, 0, len(added))
+	for _, a := range added {
+		switch {
+		case a.Content == "":
+			return fmt.Errorf("added token %d has empty content", a.ID)
+		case a.SingleWord:
+			return fmt.Errorf("added token %q uses single_word, which is not supported", a.Content)
+		}
+		t.tokens[a.ID] = byteLevelDecode(a.Content)
+		t.special[a.ID] = a.Special
+		tokens = append(tokens, addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.Lstrip, rstrip: a.Rstrip})
+	}
+	t.added = newAddedMatcher(tokens)
+	return nil
+}
+
+// setMerges reads the merge list, either "left right" strings or
+// ["left", "right"] pairs, into the pair → (rank, id) table.
+func (t *Tokenizer) setMerges(raw json.RawMessage, vocab map[string]int32) error {
+	var pairs [][2]string
+	var list []string
+	if err := json.Unmarshal(raw, &list); err == nil {
+		pairs = make([][2]string, len(list))
+		for i, s := range list {
+			l, r, ok := strings.Cut(s, " ")
+			if !ok || strings.Contains(r, " ") {
+				return fmt.Errorf("merge %d %q is not two tokens separated by a space", i, s)
+			}
+			pairs[i] = [2]string{l, r}
+		}
+	} else if err := json.Unmarshal(raw, &pairs); err != nil {
+		return fmt.Errorf("merges: %w", err)
+	}
+	t.merges = make(map[uint64]merge, len(pairs))
+	for i, p := range pairs {
+		l, okl := vocab[p[0]]
+		r, okr := vocab[p[1]]
+		id, ok := vocab[p[0]+p[1]]
+		if !okl || !okr || !ok {
+			return fmt.Errorf("merge %d (%q %q) uses or makes a token not in the vocabulary", i, p[0], p[1])
+		}
+		if _, dup := t.merges[pairKey(l, r)]; !dup {
+			t.merges[pairKey(l, r)] = merge{rank: int32(i), id: id}
+		}
+	}
+	return nil
+}

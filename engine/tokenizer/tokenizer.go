@@ -1,0 +1,151 @@
+// Package tokenizer encodes and decodes text with a Hugging Face
+// tokenizer.json byte-level BPE model: Llama 3 / 3.1 / 3.2 (the Llama 3
+// split regex) and GPT-2-style files such as SmolLM's (the GPT-2 regex,
+// optionally after a Digits split), with added tokens, ignore_merges and
+// the ByteLevel decoder. Results match Hugging Face tokenizers byte for
+// byte; any other kind of tokenizer is refused with an error.
+package tokenizer
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Tokenizer is a loaded byte-level BPE tokenizer. It is safe for
+// concurrent use.
+type Tokenizer struct {
+	pre          preTokenizer
+	vocab        map[string]int32 // raw bytes of model-vocabulary tokens → id
+	byteIDs      [256]int32       // the single-byte tokens
+	merges       map[uint64]merge // pairKey(left, right) → merge
+	ignoreMerges bool
+	tokens       [][]byte // id → raw bytes
+	special      []bool   // id → special flag of its added token
+	added        addedMatcher
+	cache        wordCache
+	fingerprint  string
+}
+
+// maxID bounds token ids, so that a corrupt file cannot make Parse
+// allocate gigabytes; real vocabularies stay far below it.
+const maxID = 1 << 21
+
+// Load reads a tokenizer.json file. A path ending in ".gz" is gunzipped.
+func Load(path string) (*Tokenizer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return Parse(data, path)
+}
+
+// Parse builds a tokenizer from the contents of a tokenizer.json file;
+// name (usually the path) is used in error messages.
+func Parse(data []byte, name string) (*Tokenizer, error) {
+	t, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", name, err)
+	}
+	sum := sha256.Sum256(data)
+	t.fingerprint = hex.EncodeToString(sum[:])
+	return t, nil
+}
+
+// Encode returns the ids of text with no BOS added. Text that spells a
+// special token is encoded as ordinary text; added tokens not marked
+// special are still recognised, as in Hugging Face.
+func (t *Tokenizer) Encode(text string) []int32 {
+	return t.encode(text, false)
+}
+
+// EncodeWithSpecial is Encode, but every added token written literally in
+// text becomes its id (leftmost-longest match), as a rendered chat
+// template needs.
+func (t *Tokenizer) EncodeWithSpecial(text string) []int32 {
+	return t.encode(text, true)
+}
+
+func (t *Tokenizer) encode(text string, special bool) []int32 {
+	ids := make([]int32, 0, len(text)/4+1)
+	emit := func(piece string) { ids = t.bpe(ids, piece) }
+	for len(text) > 0 {
+		start, end, id := t.added.find(text, special)
+		if start < 0 {
+			t.pre.each(text, emit)
+			break
+		}
+		t.pre.each(text[:start], emit)
+		ids = append(ids, id)
+		text = text[end:]
+	}
+	return ids
+}
+
+// Decode concatenates the bytes of the tokens (added tokens as their text,
+// no clean-up of spaces) and returns them as a string, with ill-formed
+// UTF-8 replaced by U+FFFD as Hugging Face does. Unknown ids are skipped.
+func (t *Tokenizer) Decode(ids []int32) string {
+	var buf []byte
+	for _, id := range ids {
+		buf = append(buf, t.TokenBytes(id)...)
+	}
+	return string(appendLossy(nil, buf))
+}
+
+// TokenBytes returns the raw bytes of one token, or nil for an id outside
+// the vocabulary. The slice is shared and must not be modified.
+func (t *Tokenizer) TokenBytes(id int32) []byte {
+	if id < 0 || int(id) >= len(t.tokens) {
+		return nil
+	}
+	return t.tokens[id]
+}
+
+// IsSpecial reports whether id is an added token marked special.
+func (t *Tokenizer) IsSpecial(id int32) bool {
+	return id >= 0 && int(id) < len(t.special) && t.special[id]
+}
+
+// TokenID looks a token up by its text, that is its raw bytes as
+// TokenBytes returns them ("<|eot_id|>", " the"). Added tokens come first.
+func (t *Tokenizer) TokenID(text string) (int32, bool) {
+	if id, ok := t.added.byText[text]; ok {
+		return id, true
+	}
+	id, ok := t.vocab[text]
+	return id, ok
+}
+
+// AddedTokens returns the texts of all added tokens, ordered by id: the
+// strings that EncodeWithSpecial recognises.
+func (t *Tokenizer) AddedTokens() []string {
+	out := make([]string, len(t.added.tokens))
+	for i, a := range t.added.tokens {
+		out[i] = a.content
+	}
+	sort.Slice(out, func(i, j int) bool { return t.added.byText[out[i]] < t.added.byText[out[j]] })
+	return out
+}
+
+// VocabSize returns 1 + the highest token id.
+func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
+
+// Fingerprint returns the hex SHA-256 of the tokenizer.json bytes as
+// loaded (after gunzip), to check that saved token ids still apply.
+func (t *Tokenizer) Fingerprint() string { return t.fingerprint }
