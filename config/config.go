@@ -1,0 +1,112 @@
+// Package config reads Driftwood's TOML configuration file: the defaults
+// for the model, sampling and threads that command-line flags override.
+//
+// An unknown key or a value of the wrong type is an error that names the
+// file, line and key: a typo must not silently fall back to a default.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	// Model is a model folder or Hugging Face repo id.
+	Model string `toml:"model"`
+	// Threads for the CPU backend; 0 means one per core.
+	Threads int `toml:"threads"`
+	// Context is the context window in tokens (capped by the model's).
+	Context int `toml:"context"`
+	// MaxTokens bounds a reply; 0 means until the model stops.
+	MaxTokens int `toml:"max_tokens"`
+	// System is the default system prompt.
+	System string `toml:"system"`
+	// Sampling holds the sampler's defaults.
+	Sampling engine.SamplerConfig `toml:"sampling"`
+}
+
+// Default is the configuration used when there is no file.
+func Default() Config {
+	return Config{Context: 8192, MaxTokens: 0, Sampling: engine.DefaultSamplerConfig()}
+}
+
+// Path is the configuration file's location:
+// $XDG_CONFIG_HOME/driftwood/config.toml, by default under ~/.config.
+func Path() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "driftwood", "config.toml")
+}
+
+// Load reads the file at path over the defaults. A missing file gives the
+// defaults and no error.
+func Load(path string) (Config, error) {
+	c := Default()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := Parse(data, &c); err != nil {
+		return Default(), fmt.Errorf("%s:%w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes TOML data into c, strictly, and validates the result. Its
+// errors start with "LINE: " so that the caller can prefix the file name.
+func Parse(data []byte, c *Config) error {
+	d := toml.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(c); err != nil {
+		return describe(err)
+	}
+	if err := c.Sampling.Validate(); err != nil {
+		return fmt.Errorf(" [sampling] %w", err)
+	}
+	switch {
+	case c.Threads < 0:
+		return fmt.Errorf(" threads %d: must be 0 (one per core) or more", c.Threads)
+	case c.Context < 0:
+		return fmt.Errorf(" context %d: must be positive", c.Context)
+	case c.MaxTokens < 0:
+		return fmt.Errorf(" max_tokens %d: must be 0 (no limit) or more", c.MaxTokens)
+	}
+	return nil
+}
+
+func describe(err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		e := strict.Errors[0]
+		row, _ := e.Position()
+		return fmt.Errorf("%d: unknown key %q", row, strings.Join(e.Key(), "."))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, _ := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if k := de.Key(); len(k) > 0 {
+			return fmt.Errorf("%d: key %q: %s", row, strings.Join(k, "."), msg)
+		}
+		return fmt.Errorf("%d: %s", row, msg)
+	}
+	return fmt.Errorf(" %w", err)
+}

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadMissingFileGivesDefaults(t *testing.T) {
+	c, err := Load(filepath.Join(t.TempDir(), "none.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != Default() {
+		t.Errorf("got %+v, want defaults", c)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(path, []byte("model = \"mlx-community/x\"\nthreads = 2\n\n[sampling]\ntemperature = 0.2\ntop_k = 40\nseed = 7\n"), 0o644)
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Model, want.Threads = "mlx-community/x", 2
+	want.Sampling.Temperature, want.Sampling.TopK, want.Sampling.Seed = 0.2, 40, 7
+	if c != want {
+		t.Errorf("got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	cases := []struct {
+		reason, text, want string
+	}{
+		{"a typo in a key must not fall back to the default silently", "model = \"x\"\ntemperatur = 1\n", `:2: unknown key "temperatur"`},
+		{"unknown keys inside a table name the table", "[sampling]\ntopk = 1\n", `:2: unknown key "sampling.topk"`},
+		{"a wrong type names the line and key", "threads = \"two\"\n", `:1: key "threads"`},
+		{"broken syntax names the line", "model = \n", ":1:"},
+		{"values are range-checked", "[sampling]\ntop_p = 1.5\n", "top_p 1.5"},
+		{"negative threads are refused", "threads = -1\n", "threads -1"},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "config.toml")
+		os.WriteFile(path, []byte(c.text), 0o644)
+		_, err := Load(path)
+		if err == nil || !strings.HasPrefix(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %s…%s", c.reason, err, path, c.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("model = \"x\"\n[sampling]\ntemperature = 0.5\n"))
+	f.Add([]byte("threads = 3"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := Default()
+		if err := Parse(data, &c); err == nil {
+			if err := c.Sampling.Validate(); err != nil {
+				t.Fatalf("accepted invalid sampling: %v", err)
+			}
+		}
+	})
+}
+
+func TestPathHonoursXDG(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/x")
+	if got := Path(); got != "/x/driftwood/config.toml" {
+		t.Errorf("Path() = %q", got)
+	}
+}
