@@ -146,6 +146,9 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		return st, fmt.Errorf("generate: empty prompt")
 	}
 	start := time.Now()
+	// Room for the whole window up front, so that appending a token never
+	// reallocates on the per-token path.
+	seq.Tokens = slices.Grow(seq.Tokens, seq.Cache.Window()-len(seq.Tokens))
 	// Prefill all but the last prompt token; that one runs as the first
 	// step, so that the hook's first step sees the whole prompt and runs
 	// concurrently with a forward pass.

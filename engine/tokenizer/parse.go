@@ -12,7 +12,7 @@ type fileJSON struct {
 	AddedTokens  []addedJSON     `json:"added_tokens"`
 	Normalizer   json.RawMessage `json:"normalizer"`
 	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Model        json.RawMessage `json:"model"`
+	Model        *modelJSON      `json:"model"`
 	Decoder      json.RawMessage `json:"decoder"`
 }
 
@@ -28,7 +28,7 @@ type addedJSON struct {
 type modelJSON struct {
 	Type                    string           `json:"type"`
 	Vocab                   map[string]int32 `json:"vocab"`
-	Merges                  json.RawMessage  `json:"merges"`
+	Merges                  mergesJSON       `json:"merges"`
 	IgnoreMerges            bool             `json:"ignore_merges"`
 	ByteFallback            bool             `json:"byte_fallback"`
 	ContinuingSubwordPrefix string           `json:"continuing_subword_prefix"`
@@ -130,19 +130,25 @@ func typeOf(raw json.RawMessage) string {
 
 func parse(data []byte) (*Tokenizer, error) {
 	var f fileJSON
-	if err := json.Unmarshal(data, &f); err != nil {
+	// One pass over the file: a type mismatch (say, a Unigram model's list
+	// vocabulary) still fills the other fields, so the model type can be
+	// reported in preference to it.
+	err := json.Unmarshal(data, &f)
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntaxErr):
 		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	if isNull(f.Model) {
+	case err != nil && !errors.As(err, &typeErr):
+		return nil, err
+	case f.Model == nil:
 		return nil, errors.New("no model")
+	case f.Model.Type != "BPE":
+		return nil, fmt.Errorf("unsupported model type %q (only byte-level BPE is supported)", f.Model.Type)
+	case err != nil:
+		return nil, err
 	}
-	if mt := typeOf(f.Model); mt != "BPE" {
-		return nil, fmt.Errorf("unsupported model type %q (only byte-level BPE is supported)", mt)
-	}
-	var m modelJSON
-	if err := json.Unmarshal(f.Model, &m); err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
+	m := f.Model
 	switch {
 	case m.ByteFallback:
 		return nil, errors.New("unsupported BPE model with byte_fallback (SentencePiece-style); only byte-level BPE is supported")
@@ -215,23 +221,29 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON) error {
 	return nil
 }
 
-// setMerges reads the merge list, either "left right" strings or
-// ["left", "right"] pairs, into the pair → (rank, id) table.
-func (t *Tokenizer) setMerges(raw json.RawMessage, vocab map[string]int32) error {
-	var pairs [][2]string
+// mergesJSON is the merge list, given either as "left right" strings or
+// as ["left", "right"] pairs.
+type mergesJSON [][2]string
+
+// UnmarshalJSON accepts both forms of the merge list.
+func (ms *mergesJSON) UnmarshalJSON(data []byte) error {
 	var list []string
-	if err := json.Unmarshal(raw, &list); err == nil {
-		pairs = make([][2]string, len(list))
-		for i, s := range list {
-			l, r, ok := strings.Cut(s, " ")
-			if !ok || strings.Contains(r, " ") {
-				return fmt.Errorf("merge %d %q is not two tokens separated by a space", i, s)
-			}
-			pairs[i] = [2]string{l, r}
-		}
-	} else if err := json.Unmarshal(raw, &pairs); err != nil {
-		return fmt.Errorf("merges: %w", err)
+	if err := json.Unmarshal(data, &list); err != nil {
+		return json.Unmarshal(data, (*[][2]string)(ms))
 	}
+	*ms = make(mergesJSON, len(list))
+	for i, s := range list {
+		l, r, ok := strings.Cut(s, " ")
+		if !ok || strings.Contains(r, " ") {
+			return fmt.Errorf("merge %d %q is not two tokens separated by a space", i, s)
+		}
+		(*ms)[i] = [2]string{l, r}
+	}
+	return nil
+}
+
+// setMerges fills the pair → (rank, id) table.
+func (t *Tokenizer) setMerges(pairs mergesJSON, vocab map[string]int32) error {
 	t.merges = make(map[uint64]merge, len(pairs))
 	for i, p := range pairs {
 		l, okl := vocab[p[0]]

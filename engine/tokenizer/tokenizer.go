@@ -10,9 +10,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strings"
@@ -44,15 +44,30 @@ func Load(path string) (*Tokenizer, error) {
 		return nil, err
 	}
 	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if data, err = io.ReadAll(zr); err != nil {
+		if data, err = gunzip(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return Parse(data, path)
+}
+
+// gunzip decompresses data into a buffer sized from the gzip trailer.
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if n := len(data); n >= 4 {
+		// ISIZE: the uncompressed length modulo 2^32, a hint only, capped
+		// so that a corrupt trailer cannot demand gigabytes.
+		hint := min(int(binary.LittleEndian.Uint32(data[n-4:])), 32*n)
+		buf.Grow(hint + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(zr); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Parse builds a tokenizer from the contents of a tokenizer.json file;

@@ -1,0 +1,260 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
+	"github.com/driftwoodlabs/driftwood/internal/golden"
+)
+
+type setup struct {
+	g     *golden.Golden
+	m     *engine.Model
+	b     *cpu.Backend
+	vocab int
+}
+
+func newSetup(t testing.TB, name string) *setup {
+	t.Helper()
+	g, err := golden.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := engine.LoadModel(golden.ModelDir(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cpu.New(m, cpu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(); m.Close() })
+	return &setup{g, m, b, m.Config.VocabSize}
+}
+
+func (s *setup) generator(maxTokens int) *engine.Generator {
+	gen := engine.NewGenerator(s.b, engine.NewSampler(engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}, s.vocab), s.vocab)
+	gen.MaxTokens = maxTokens
+	return gen
+}
+
+func (s *setup) sequence(t testing.TB, window int) *engine.Sequence {
+	c, err := s.b.NewCache(window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &engine.Sequence{Cache: c}
+}
+
+// collect records the reply that events describe.
+func collect(reply *[]int32) func(engine.Event) error {
+	return func(e engine.Event) error {
+		*reply = (*reply)[:len(*reply)-e.Backtrack]
+		if e.Token >= 0 {
+			*reply = append(*reply, e.Token)
+		}
+		return nil
+	}
+}
+
+func TestGenerateGreedyMatchesGolden(t *testing.T) {
+	for _, name := range golden.Models {
+		s := newSetup(t, name)
+		var reply []int32
+		seq := s.sequence(t, 64)
+		st, err := s.generator(24).Generate(context.Background(), seq, s.g.Prompt.IDs, collect(&reply))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(reply, s.g.Greedy.Tokens) {
+			t.Errorf("%s: reply %v, want %v", name, reply, s.g.Greedy.Tokens)
+		}
+		if st.Reason != engine.StopMaxTokens || st.GenTokens != 24 || st.PromptTokens != 13 {
+			t.Errorf("%s: stats %+v", name, st)
+		}
+		// The last token is emitted but not yet in the cache.
+		if want := 13 + 23; len(seq.Tokens) != want || seq.Cache.Len() != want {
+			t.Errorf("%s: sequence holds %d tokens, cache %d, want %d", name, len(seq.Tokens), seq.Cache.Len(), want)
+		}
+	}
+}
+
+func TestGenerateStopsAtStopToken(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	gen := s.generator(0)
+	k := 1
+	for slices.Contains(s.g.Greedy.Tokens[:k], s.g.Greedy.Tokens[k]) {
+		k++ // the first token that did not occur before
+	}
+	gen.StopTokens = []int32{s.g.Greedy.Tokens[k]}
+	var reply []int32
+	st, err := gen.Generate(context.Background(), s.sequence(t, 64), s.g.Prompt.IDs, collect(&reply))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Reason != engine.StopEOS || !slices.Equal(reply, s.g.Greedy.Tokens[:k]) {
+		t.Errorf("reason %s, reply %v, want eos after %v", st.Reason, reply, s.g.Greedy.Tokens[:k])
+	}
+}
+
+// scriptHook plays a controller: it records what it saw and answers each
+// step from a script.
+type scriptHook struct {
+	steps  map[int]engine.Directive
+	allow  map[int]int32 // step -> the only token allowed
+	step   int
+	seen   [][]int32
+	active bool
+}
+
+func (h *scriptHook) Begin(tokens []int32) {
+	h.seen = append(h.seen, slices.Clone(tokens))
+	h.active = true
+}
+
+func (h *scriptHook) End(logits []float32) engine.Directive {
+	defer func() { h.step++; h.active = false }()
+	if tok, ok := h.allow[h.step]; ok {
+		for i := range logits {
+			if int32(i) != tok {
+				logits[i] = float32(math.Inf(-1))
+			}
+		}
+	}
+	if d, ok := h.steps[h.step]; ok {
+		return d
+	}
+	return engine.Directive{Temperature: -1}
+}
+
+func TestGenerateHookDirectives(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	hook := &scriptHook{
+		allow: map[int]int32{1: 7},
+		steps: map[int]engine.Directive{
+			3: {Force: []int32{40, 41}, Temperature: -1},
+			5: {Backtrack: 2, Temperature: -1},
+			8: {Stop: true},
+		},
+	}
+	gen := s.generator(0)
+	gen.Hook = hook
+	seq := s.sequence(t, 64)
+	var reply []int32
+	st, err := gen.Generate(context.Background(), seq, s.g.Prompt.IDs, collect(&reply))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Reason != engine.StopHook {
+		t.Errorf("reason %s, want the hook's stop", st.Reason)
+	}
+	if reply[1] != 7 {
+		t.Errorf("masked step sampled %d, want the only allowed token 7", reply[1])
+	}
+	// Every Begin saw the sequence as it stood, and the sequence is the
+	// prompt plus the reply: forced tokens in, backtracked ones out.
+	if !slices.Equal(hook.seen[0], s.g.Prompt.IDs) {
+		t.Errorf("first step saw %v, want the prompt", hook.seen[0])
+	}
+	if want := append(slices.Clone(s.g.Prompt.IDs), reply...); !slices.Equal(seq.Tokens, want) {
+		t.Errorf("sequence %v\nwant prompt + reply %v", seq.Tokens, want)
+	}
+	if seq.Cache.Len() != len(seq.Tokens) {
+		t.Errorf("cache holds %d positions, sequence %d tokens", seq.Cache.Len(), len(seq.Tokens))
+	}
+	// Steps: 0 sampled, 1 masked to 7, 2 sampled, 3 forces 40 41, 4 sampled,
+	// 5 takes back two (41 and step 4's token), 6 and 7 sampled, 8 stops.
+	if len(reply) != 6 || reply[3] != 40 {
+		t.Errorf("reply %v: want 6 tokens with forced 40 kept at index 3", reply)
+	}
+	// The KV cache after backtracking equals a fresh run of the same tokens.
+	s.checkCacheMatchesRecompute(t, seq)
+}
+
+// checkCacheMatchesRecompute feeds one more token on seq's cache and on a
+// fresh cache filled with seq.Tokens, and compares the logits.
+func (s *setup) checkCacheMatchesRecompute(t *testing.T, seq *engine.Sequence) {
+	t.Helper()
+	a, b := make([]float32, s.vocab), make([]float32, s.vocab)
+	if err := s.b.Forward(seq.Cache, []int32{5}, a); err != nil {
+		t.Fatal(err)
+	}
+	fresh := s.sequence(t, 64)
+	if err := s.b.Forward(fresh.Cache, append(slices.Clone(seq.Tokens), 5), b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if math.Abs(float64(a[i]-b[i])) > 1e-4 {
+			t.Fatalf("logit %d: cache %g vs recompute %g", i, a[i], b[i])
+		}
+	}
+}
+
+func TestGenerateCancelKeepsSequenceConsistent(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	seq := s.sequence(t, 64)
+	_, err := s.generator(0).Generate(ctx, seq, s.g.Prompt.IDs, func(engine.Event) error {
+		if n++; n == 5 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if seq.Cache.Len() != len(seq.Tokens) {
+		t.Errorf("cache %d vs tokens %d after cancel", seq.Cache.Len(), len(seq.Tokens))
+	}
+	s.checkCacheMatchesRecompute(t, seq)
+}
+
+func TestGenerateContextFull(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	var full *engine.ContextFullError
+	_, err := s.generator(0).Generate(context.Background(), s.sequence(t, 8), s.g.Prompt.IDs, collect(new([]int32)))
+	if !errors.As(err, &full) || full.Window != 8 {
+		t.Errorf("prompt longer than the window: err = %v", err)
+	}
+	seq := s.sequence(t, 16)
+	var reply []int32
+	_, err = s.generator(0).Generate(context.Background(), seq, s.g.Prompt.IDs, collect(&reply))
+	if !errors.As(err, &full) {
+		t.Fatalf("err = %v, want *ContextFullError", err)
+	}
+	if seq.Cache.Len() != 16 || len(reply) != 4 {
+		t.Errorf("window 16: cache %d, reply %d tokens; want the window filled and 4 tokens", seq.Cache.Len(), len(reply))
+	}
+}
+
+// TestGenerateAllocatesNothingPerToken compares a short and a long reply:
+// any allocation on the per-token path would make the long one allocate
+// more.
+func TestGenerateAllocatesNothingPerToken(t *testing.T) {
+	s := newSetup(t, "tiny-mlx-q4")
+	allocs := func(n int) float64 {
+		gen := s.generator(n)
+		gen.Hook = &nopHook{}
+		return testing.AllocsPerRun(5, func() {
+			seq := s.sequence(t, 64)
+			if _, err := gen.Generate(context.Background(), seq, s.g.Prompt.IDs, func(engine.Event) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	short, long := allocs(2), allocs(20)
+	if long > short {
+		t.Errorf("a 20-token reply allocated %v times, a 2-token one %v: the decode step allocates", long, short)
+	}
+}
+
+type nopHook struct{}
+
+func (nopHook) Begin([]int32)                  {}
+func (nopHook) End([]float32) engine.Directive { return engine.Directive{Temperature: -1} }

@@ -1,0 +1,219 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/internal/golden"
+)
+
+func TestLoadEveryTestModel(t *testing.T) {
+	for _, name := range golden.Models {
+		m, err := engine.LoadModel(golden.ModelDir(name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		c := m.Config
+		want := []int32{501, 508, 509}
+		if name == "tiny-untied-f32" {
+			want = []int32{509} // written as a plain int there
+		}
+		if !slicesEqual(c.EOSTokenIDs, want) {
+			t.Errorf("%s: eos ids %v, want %v", name, c.EOSTokenIDs, want)
+		}
+		untied := name == "tiny-untied-f32"
+		if (m.Weights.LMHead.Name == "lm_head.weight") != untied {
+			t.Errorf("%s: lm head bound to %s", name, m.Weights.LMHead.Name)
+		}
+		if q := m.Weights.Layers[0].QProj; strings.Contains(name, "mlx") != q.Quantized() {
+			t.Errorf("%s: q_proj quantised = %v", name, q.Quantized())
+		}
+		m.Close()
+	}
+}
+
+func slicesEqual(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// copyModel copies a test model into a temporary folder for corrupting.
+func copyModel(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "generation_config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(golden.ModelDir(name), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	return dir
+}
+
+// rewrite replaces the model's weights with edit's result.
+func rewrite(t *testing.T, dir string, edit func(map[string]*safetensors.Tensor)) {
+	t.Helper()
+	path := filepath.Join(dir, "model.safetensors")
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tensors := map[string]*safetensors.Tensor{}
+	for n, tt := range f.Tensors {
+		c := *tt
+		c.Data = append([]byte(nil), tt.Data...)
+		tensors[n] = &c
+	}
+	f.Close()
+	edit(tensors)
+	var list []safetensors.Tensor
+	for _, tt := range tensors {
+		list = append(list, *tt)
+	}
+	if err := safetensors.Write(path, nil, list); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func editConfig(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
+	path := filepath.Join(dir, "config.json")
+	var m map[string]any
+	b, _ := os.ReadFile(path)
+	json.Unmarshal(b, &m)
+	edit(m)
+	b, _ = json.Marshal(m)
+	os.WriteFile(path, b, 0o644)
+}
+
+func TestLoadErrors(t *testing.T) {
+	cases := []struct {
+		reason string
+		model  string
+		break_ func(t *testing.T, dir string)
+		want   []string
+	}{
+		{"a missing tensor is named with the file", "tiny-f32", func(t *testing.T, dir string) {
+			rewrite(t, dir, func(m map[string]*safetensors.Tensor) { delete(m, "model.layers.2.post_attention_layernorm.weight") })
+		}, []string{"model.safetensors", "missing tensor model.layers.2.post_attention_layernorm.weight"}},
+		{"a wrong shape is named with both shapes", "tiny-f32", func(t *testing.T, dir string) {
+			rewrite(t, dir, func(m map[string]*safetensors.Tensor) {
+				w := m["model.layers.1.mlp.up_proj.weight"]
+				w.Shape = []int{w.Shape[1], w.Shape[0]}
+			})
+		}, []string{"model.layers.1.mlp.up_proj.weight has shape [64 192], want [192 64]"}},
+		{"an unsupported dtype is named", "tiny-f32", func(t *testing.T, dir string) {
+			rewrite(t, dir, func(m map[string]*safetensors.Tensor) { m["model.norm.weight"].DType = safetensors.I32 })
+		}, []string{"model.norm.weight has dtype I32"}},
+		{"missing quantisation biases are named", "tiny-mlx-q4", func(t *testing.T, dir string) {
+			rewrite(t, dir, func(m map[string]*safetensors.Tensor) { delete(m, "model.layers.0.self_attn.k_proj.biases") })
+		}, []string{"missing tensor model.layers.0.self_attn.k_proj.biases"}},
+		{"quantised weights without a quantization key are refused", "tiny-mlx-q8", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { delete(m, "quantization") })
+		}, []string{`config.json has no "quantization"`}},
+		{"a group size that does not match the scales is refused", "tiny-mlx-q4-g64", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["quantization"] = map[string]any{"group_size": 32, "bits": 4} })
+		}, []string{"group_size 32"}},
+		{"a truncated weights file says so", "tiny-f16", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "model.safetensors")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:len(b)/2], 0o644)
+		}, []string{"model.safetensors", "truncated"}},
+		{"a missing config key names the file and key", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { delete(m, "num_hidden_layers") })
+		}, []string{"config.json", `"num_hidden_layers": missing`}},
+		{"inconsistent heads are refused", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["num_key_value_heads"] = 3 })
+		}, []string{"config.json", "num_key_value_heads"}},
+		{"a wrong type names the key", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["hidden_size"] = "64" })
+		}, []string{"config.json", `"hidden_size": wrong type`}},
+		{"other architectures are refused by name", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["architectures"] = []string{"MistralForCausalLM"} })
+		}, []string{"MistralForCausalLM"}},
+		{"an eos id outside the vocabulary is refused", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["eos_token_id"] = 9999 })
+		}, []string{"eos_token_id", "9999"}},
+	}
+	for _, c := range cases {
+		dir := copyModel(t, c.model)
+		c.break_(t, dir)
+		m, err := engine.LoadModel(dir)
+		if err == nil {
+			m.Close()
+			t.Errorf("%s: loaded without error", c.reason)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", c.reason, err, w)
+			}
+		}
+	}
+}
+
+func TestShardedModel(t *testing.T) {
+	dir := copyModel(t, "tiny-f32")
+	src := filepath.Join(dir, "model.safetensors")
+	f, err := safetensors.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b []safetensors.Tensor
+	index := map[string]string{}
+	for i, n := range f.Names() {
+		tt := *f.Tensors[n]
+		tt.Data = append([]byte(nil), tt.Data...)
+		shard := "model-00001-of-00002.safetensors"
+		if i%2 == 1 {
+			shard = "model-00002-of-00002.safetensors"
+			b = append(b, tt)
+		} else {
+			a = append(a, tt)
+		}
+		index[n] = shard
+	}
+	f.Close()
+	os.Remove(src)
+	safetensors.Write(filepath.Join(dir, "model-00001-of-00002.safetensors"), nil, a)
+	safetensors.Write(filepath.Join(dir, "model-00002-of-00002.safetensors"), nil, b)
+	idx, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "weight_map": index})
+	os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), idx, 0o644)
+	m, err := engine.LoadModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := len(m.WeightFiles()); got != 2 {
+		t.Errorf("loaded %d files, want 2 shards", got)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	b, _ := os.ReadFile(filepath.Join(golden.ModelDir("tiny-mlx-q4"), "config.json"))
+	f.Add(b)
+	f.Add([]byte(`{"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 4, "vocab_size": 3}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := engine.ParseConfig(data)
+		if err != nil {
+			return
+		}
+		if c.HeadDim <= 0 || c.NumAttentionHeads%c.NumKeyValueHeads != 0 || c.VocabSize <= 0 {
+			t.Fatalf("accepted an inconsistent config: %+v", c)
+		}
+	})
+}
