@@ -1,0 +1,200 @@
+package cpu
+
+import (
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/internal/golden"
+)
+
+func TestF16Conversions(t *testing.T) {
+	for i := 0; i < 1<<16; i++ {
+		h := uint16(i)
+		f := f16ToF32(h)
+		if math.IsNaN(float64(f)) {
+			continue
+		}
+		if back := F32ToF16(f); back != h {
+			t.Fatalf("f16 %#04x -> %g -> %#04x", h, f, back)
+		}
+	}
+	cases := []struct {
+		in   float32
+		want uint16
+	}{{1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff}, {1e6, 0x7c00}, {5.960464477539063e-08, 0x0001}, {1.0009765625 + 0.00048828125, 0x3c02}}
+	for _, c := range cases {
+		if got := F32ToF16(c.in); got != c.want {
+			t.Errorf("F32ToF16(%g) = %#04x, want %#04x", c.in, got, c.want)
+		}
+	}
+	if got := F32ToBF16(1.00390625); got != 0x3f80 { // tie rounds to even
+		t.Errorf("F32ToBF16 tie = %#04x", got)
+	}
+	if got := bf16(F32ToBF16(-3.5)); got != -3.5 {
+		t.Errorf("bf16 round trip of -3.5 = %g", got)
+	}
+}
+
+// TestDequantCheck compares dequantised rows with the golden data's
+// dequant_check (first packed words, scales, biases, first group).
+func TestDequantCheck(t *testing.T) {
+	for _, name := range []string{"tiny-mlx-q4", "tiny-mlx-q8", "tiny-mlx-q4-g64"} {
+		f := load(t, name, Options{})
+		raw, err := os.Open(golden.ModelDir(name) + "/golden.json.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, _ := gzip.NewReader(raw)
+		var g struct {
+			DequantCheck map[string]struct {
+				Row0 []float32 `json:"dequantized_row0_first_group"`
+			} `json:"dequant_check"`
+		}
+		if err := json.NewDecoder(z).Decode(&g); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		mats := map[string]matrix{
+			"model.embed_tokens.weight":              f.b.embed,
+			"model.layers.0.self_attn.q_proj.weight": f.b.layers[0].q,
+			"model.layers.2.mlp.down_proj.weight":    f.b.layers[2].down,
+		}
+		for tensor, want := range g.DequantCheck {
+			m := mats[tensor]
+			if m == nil {
+				t.Fatalf("%s: no matrix for %s", name, tensor)
+			}
+			_, cols := m.dims()
+			row := make([]float32, cols)
+			m.row(row, 0)
+			for j, w := range want.Row0 {
+				if math.Abs(float64(row[j]-w)) > 1e-6 {
+					t.Errorf("%s %s[0][%d] = %g, want %g", name, tensor, j, row[j], w)
+				}
+			}
+		}
+	}
+}
+
+// TestMatrixKernelsAgree checks, for every weight format, that the fused
+// single-input kernel, the batched kernel and dequantise-then-dot agree.
+func TestMatrixKernelsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, name := range golden.Models {
+		f := load(t, name, Options{})
+		for _, m := range []matrix{f.b.layers[1].q, f.b.layers[1].down, f.b.embed} {
+			rows, cols := m.dims()
+			const n = 3
+			x := make([]float32, n*cols)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			batched := make([]float32, n*rows)
+			m.mul(batched, x, n, 0, rows, make([]float32, cols))
+			single := make([]float32, rows)
+			row := make([]float32, cols)
+			for b := 0; b < n; b++ {
+				m.mul(single, x[b*cols:], 1, 0, rows, row)
+				for r := 0; r < rows; r++ {
+					m.row(row, r)
+					want := dot(row, x[b*cols:])
+					for _, got := range []float32{single[r], batched[b*rows+r]} {
+						if math.Abs(float64(got-want)) > 1e-4*(1+math.Abs(float64(want))) {
+							t.Fatalf("%s: row %d input %d: kernel %g, dequantised dot %g", name, r, b, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestKVExportImport(t *testing.T) {
+	f := load(t, "tiny-hd32-f32", Options{})
+	vocab := f.m.Config.VocabSize
+	c := f.cache(t)
+	ids := f.g.Prompt.IDs
+	if err := f.b.Forward(c, ids, make([]float32, vocab)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.m.Config.ValidateKV(s, 512); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len != len(ids) || s.KVHeads != 2 || s.HeadDim != 32 || len(s.K) != 3 {
+		t.Fatalf("exported %d positions, %d heads of %d, %d layers", s.Len, s.KVHeads, s.HeadDim, len(s.K))
+	}
+	// The exported layout is (kv_heads, len, head_dim): head 1's first
+	// position follows head 0's last.
+	kv := f.m.Config.NumKeyValueHeads * f.m.Config.HeadDim
+	native := c.(*cache).k[0]
+	got := math.Float32frombits(binary.LittleEndian.Uint32(s.K[0][4*len(ids)*32:]))
+	if want := native[0*kv+32]; got != want {
+		t.Errorf("head 1 position 0 = %g, want %g", got, want)
+	}
+	restored := f.cache(t)
+	if err := restored.Import(s); err != nil {
+		t.Fatal(err)
+	}
+	a, b := make([]float32, vocab), make([]float32, vocab)
+	next := f.g.Greedy.Tokens[0]
+	f.b.Forward(c, []int32{next}, a)
+	f.b.Forward(restored, []int32{next}, b)
+	if d := maxDiff(a, b); d != 0 {
+		t.Errorf("continuing from an imported cache differs by %g", d)
+	}
+	bad := *s
+	bad.K = bad.K[:2]
+	if err := f.m.Config.ValidateKV(&bad, 512); err == nil {
+		t.Error("a KV state with a missing layer validated")
+	}
+}
+
+func TestForwardErrors(t *testing.T) {
+	f := load(t, "tiny-f32", Options{})
+	vocab := f.m.Config.VocabSize
+	c, err := f.b.NewCache(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full *engine.ContextFullError
+	if err := f.b.Forward(c, []int32{1, 2, 3, 4, 5}, make([]float32, vocab)); !errors.As(err, &full) {
+		t.Errorf("5 tokens in a window of 4: err = %v", err)
+	}
+	if c.Len() != 0 {
+		t.Errorf("a refused Forward changed the cache to %d positions", c.Len())
+	}
+	if err := f.b.Forward(c, []int32{int32(vocab)}, make([]float32, vocab)); err == nil {
+		t.Error("a token id outside the vocabulary was accepted")
+	}
+	if err := f.b.Forward(c, []int32{1}, make([]float32, 3)); err == nil {
+		t.Error("a logits buffer of the wrong size was accepted")
+	}
+	if _, err := f.b.NewCache(1 << 20); err == nil {
+		t.Error("a window beyond max_position_embeddings was accepted")
+	}
+}
+
+func TestForwardAllocatesNothing(t *testing.T) {
+	f := load(t, "tiny-mlx-q4", Options{Threads: 2})
+	c := f.cache(t)
+	logits := make([]float32, f.m.Config.VocabSize)
+	f.b.Forward(c, f.g.Prompt.IDs, logits)
+	if n := testing.AllocsPerRun(20, func() {
+		c.Truncate(len(f.g.Prompt.IDs))
+		f.b.Forward(c, []int32{7}, logits)
+	}); n != 0 {
+		t.Errorf("a decode step allocated %v times", n)
+	}
+}
+
