@@ -22,7 +22,10 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"run":      {"generate a reply to a prompt", cmdRun},
+		"bench":    {"measure prefill and decode speed", cmdBench},
 		"tokenize": {"print the token ids of a text", cmdTokenize},
+		"dev":      {"developer tools (dev gen-model)", cmdDev},
 	}
 }
 

@@ -112,9 +112,15 @@ func (m *affineMatrix) row(dst []float32, r int) {
 	mask := uint32(1)<<m.bits - 1
 	words := m.packed[r*m.cols/perWord : (r+1)*m.cols/perWord]
 	dst = dst[:m.cols]
-	for j := range dst {
-		g := r*groups + j/m.group
-		q := words[j/perWord] >> (uint(j%perWord) * uint(m.bits)) & mask
-		dst[j] = m.scales.at(g)*float32(q) + m.biases.at(g)
+	for g := 0; g < groups; g++ {
+		s, b := m.scales.at(r*groups+g), m.biases.at(r*groups+g)
+		out := dst[g*m.group : (g+1)*m.group]
+		for i, w := range words[g*m.group/perWord : (g+1)*m.group/perWord] {
+			o := out[i*perWord : (i+1)*perWord]
+			for k := range o {
+				o[k] = s*float32(w&mask) + b
+				w >>= m.bits
+			}
+		}
 	}
 }

@@ -40,6 +40,10 @@ func Write(path string, metadata map[string]string, tensors []Tensor) error {
 		tmp.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("%s: %w", path, err)

@@ -1,6 +1,9 @@
 package tokenizer
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // merge is one entry of the merge list: its rank (position in the list,
 // lower merges first) and the id of the token it produces.
@@ -172,6 +175,7 @@ func (c *wordCache) put(piece string, ids []int32) {
 	if c.m == nil || len(c.m) >= cacheLimit {
 		c.m = make(map[string][]int32)
 	}
-	c.m[piece] = append([]int32(nil), ids...)
+	// Clone the key: piece points into the caller's text.
+	c.m[strings.Clone(piece)] = append([]int32(nil), ids...)
 	c.mu.Unlock()
 }

@@ -40,15 +40,6 @@ func byteLevelDecode(s string) []byte {
 	return out
 }
 
-// byteLevelEncode maps raw bytes to their vocabulary string.
-func byteLevelEncode(b []byte) string {
-	out := make([]rune, len(b))
-	for i, c := range b {
-		out[i] = byteToRune[c]
-	}
-	return string(out)
-}
-
 // invalidPrefixLen reports how many bytes at the start of b form one
 // ill-formed UTF-8 unit (the "maximal subpart" of Unicode §3.9, as Rust's
 // String::from_utf8_lossy and Hugging Face use): a lead byte followed by as

@@ -8,13 +8,14 @@ package tokenizer
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -150,11 +151,12 @@ func (t *Tokenizer) TokenID(text string) (int32, bool) {
 // AddedTokens returns the texts of all added tokens, ordered by id: the
 // strings that EncodeWithSpecial recognises.
 func (t *Tokenizer) AddedTokens() []string {
-	out := make([]string, len(t.added.tokens))
-	for i, a := range t.added.tokens {
+	tokens := slices.Clone(t.added.tokens)
+	slices.SortFunc(tokens, func(a, b addedToken) int { return cmp.Compare(a.id, b.id) })
+	out := make([]string, len(tokens))
+	for i, a := range tokens {
 		out[i] = a.content
 	}
-	sort.Slice(out, func(i, j int) bool { return t.added.byText[out[i]] < t.added.byText[out[j]] })
 	return out
 }
 

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+)
+
+// benchResult is what `driftwood bench` measures.
+type benchResult struct {
+	Model        string  `json:"model"`
+	Backend      string  `json:"backend"`
+	Threads      int     `json:"threads"`
+	LoadSeconds  float64 `json:"load_s"`
+	PromptTokens int     `json:"prompt_tokens"`
+	GenTokens    int     `json:"gen_tokens"`
+	Runs         int     `json:"runs"`
+	PrefillTPS   float64 `json:"prefill_tok_per_s"`
+	DecodeTPS    float64 `json:"decode_tok_per_s"`
+	PeakRSSMiB   float64 `json:"peak_rss_mib,omitempty"`
+}
+
+func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
+	g := newGenFlags("bench", errOut)
+	promptN := g.fs.Int("prompt-tokens", 512, "prompt length for the prefill measurement")
+	genN := g.fs.Int("gen-tokens", 64, "tokens to decode for the decode measurement")
+	runs := g.fs.Int("runs", 3, "repetitions; the median is reported")
+	asJSON := g.fs.Bool("json", false, "print the result as JSON")
+	if err := g.parse(args); err != nil {
+		return err
+	}
+	if *promptN < 1 || *genN < 1 || *runs < 1 {
+		return fmt.Errorf("--prompt-tokens, --gen-tokens and --runs must be at least 1")
+	}
+	l, err := openModel(g.model, g.threads)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	c := l.model.Config
+	window := *promptN + *genN
+	if max := c.MaxPositionEmbeddings; max > 0 && window > max {
+		return fmt.Errorf("--prompt-tokens + --gen-tokens = %d exceeds the model's %d positions", window, max)
+	}
+	// Random ordinary tokens (no specials), the same every run.
+	rng := rand.New(rand.NewPCG(1, 2))
+	ordinary := c.VocabSize
+	if c.BOSTokenID != nil && int(*c.BOSTokenID) < ordinary {
+		ordinary = int(*c.BOSTokenID)
+	}
+	prompt := make([]int32, *promptN)
+	for i := range prompt {
+		prompt[i] = int32(rng.IntN(ordinary))
+	}
+	greedy := engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}
+	var prefill, decode []float64
+	for r := 0; r < *runs; r++ {
+		cache, err := l.backend.NewCache(window)
+		if err != nil {
+			return err
+		}
+		gen := engine.NewGenerator(l.backend, engine.NewSampler(greedy, c.VocabSize), c.VocabSize)
+		gen.MaxTokens = *genN
+		seq := &engine.Sequence{Cache: cache}
+		start := time.Now()
+		if err := gen.Prefill(ctx, seq, prompt); err != nil {
+			return err
+		}
+		prefill = append(prefill, float64(len(prompt))/time.Since(start).Seconds())
+		// Decode from a one-token prompt on top of the prefilled cache.
+		st, err := gen.Generate(ctx, seq, prompt[:1], func(engine.Event) error { return nil })
+		if err != nil {
+			return err
+		}
+		decode = append(decode, st.GenRate())
+		fmt.Fprintf(errOut, "run %d/%d: prefill %.1f tok/s, decode %.1f tok/s\n", r+1, *runs, prefill[r], decode[r])
+	}
+	res := benchResult{
+		Model: g.model, Backend: l.backend.Name(), Threads: g.threads, LoadSeconds: l.took.Seconds(),
+		PromptTokens: *promptN, GenTokens: *genN, Runs: *runs,
+		PrefillTPS: median(prefill), DecodeTPS: median(decode), PeakRSSMiB: peakRSSMiB(),
+	}
+	if *asJSON {
+		return json.NewEncoder(out).Encode(res)
+	}
+	_, err = fmt.Fprintf(out, "%s (%s, %s)\nload     %.2f s\nprefill  %.1f tok/s  (%d tokens, median of %d)\ndecode   %.1f tok/s  (%d tokens, median of %d)\npeak RSS %.0f MiB\n",
+		g.model, c.Describe(), l.backend.Name(), res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *runs, res.PeakRSSMiB)
+	return err
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// peakRSSMiB reads the process's peak resident set size on Linux (VmHWM);
+// elsewhere it returns 0.
+func peakRSSMiB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/driftwoodlabs/driftwood/config"
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
+)
+
+// genFlags are the settings shared by commands that generate: the config
+// file's values, overridden by flags given on the command line.
+type genFlags struct {
+	fs         *flag.FlagSet
+	configPath string
+	cfg        config.Config
+	model      string
+	threads    int
+	context    int
+	maxTokens  int
+	sampling   engine.SamplerConfig
+}
+
+func newGenFlags(name string, errOut io.Writer) *genFlags {
+	g := &genFlags{fs: flag.NewFlagSet("driftwood "+name, flag.ContinueOnError), cfg: config.Default()}
+	g.fs.SetOutput(errOut)
+	d := g.cfg
+	g.fs.StringVar(&g.configPath, "config", config.Path(), "configuration file")
+	g.fs.StringVar(&g.model, "model", d.Model, "model folder")
+	g.fs.IntVar(&g.threads, "threads", d.Threads, "CPU threads (0: one per core)")
+	g.fs.IntVar(&g.context, "context", d.Context, "context window in tokens")
+	g.fs.IntVar(&g.maxTokens, "max-tokens", d.MaxTokens, "longest reply in tokens (0: until the model stops)")
+	s := &g.sampling
+	g.fs.Float64Var(&s.Temperature, "temp", d.Sampling.Temperature, "sampling temperature (0: greedy)")
+	g.fs.Float64Var(&s.TopP, "top-p", d.Sampling.TopP, "nucleus sampling mass (1: off)")
+	g.fs.IntVar(&s.TopK, "top-k", d.Sampling.TopK, "sample among the K likeliest tokens (0: off)")
+	g.fs.Float64Var(&s.MinP, "min-p", d.Sampling.MinP, "drop tokens below this fraction of the likeliest (0: off)")
+	g.fs.Float64Var(&s.RepeatPenalty, "repeat-penalty", d.Sampling.RepeatPenalty, "penalty for recent tokens (1: off)")
+	g.fs.IntVar(&s.RepeatLastN, "repeat-last-n", d.Sampling.RepeatLastN, "how many recent tokens the penalty sees")
+	g.fs.Uint64Var(&s.Seed, "seed", d.Sampling.Seed, "random seed")
+	return g
+}
+
+// parse reads the flags, then the config file, and lets every flag given
+// on the command line override the file.
+func (g *genFlags) parse(args []string) error {
+	if err := g.fs.Parse(args); err != nil {
+		return err
+	}
+	if g.fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", g.fs.Arg(0))
+	}
+	cfg, err := config.Load(g.configPath)
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	g.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	pick := func(name string, flagV, cfgV any) {
+		if set[name] {
+			return
+		}
+		switch p := flagV.(type) {
+		case *string:
+			*p = cfgV.(string)
+		case *int:
+			*p = cfgV.(int)
+		case *float64:
+			*p = cfgV.(float64)
+		case *uint64:
+			*p = cfgV.(uint64)
+		}
+	}
+	pick("model", &g.model, cfg.Model)
+	pick("threads", &g.threads, cfg.Threads)
+	pick("context", &g.context, cfg.Context)
+	pick("max-tokens", &g.maxTokens, cfg.MaxTokens)
+	s, c := &g.sampling, cfg.Sampling
+	pick("temp", &s.Temperature, c.Temperature)
+	pick("top-p", &s.TopP, c.TopP)
+	pick("top-k", &s.TopK, c.TopK)
+	pick("min-p", &s.MinP, c.MinP)
+	pick("repeat-penalty", &s.RepeatPenalty, c.RepeatPenalty)
+	pick("repeat-last-n", &s.RepeatLastN, c.RepeatLastN)
+	pick("seed", &s.Seed, c.Seed)
+	g.cfg = cfg
+	if g.model == "" {
+		return errors.New("no model: give --model DIR (or set model in " + g.configPath + ")")
+	}
+	return s.Validate()
+}
+
+// window is the context window: the configured one, capped by the model's.
+func (g *genFlags) window(m *engine.Config) int {
+	if max := m.MaxPositionEmbeddings; max > 0 && (g.context <= 0 || g.context > max) {
+		return max
+	}
+	return g.context
+}
+
+func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
+	g := newGenFlags("run", errOut)
+	prompt := g.fs.String("prompt", "", "prompt text")
+	promptIDs := g.fs.String("prompt-ids", "", "prompt as comma-separated token ids (used as given, no BOS added)")
+	useChat := g.fs.Bool("chat", false, "wrap the prompt in the model's chat template")
+	system := g.fs.String("system", "", "system prompt (with --chat)")
+	asJSON := g.fs.Bool("json", false, "print one JSON object per token and a final stats object")
+	ignoreEOS := g.fs.Bool("ignore-eos", false, "keep generating past end-of-turn tokens")
+	if err := g.parse(args); err != nil {
+		return err
+	}
+	if (*prompt == "") == (*promptIDs == "") {
+		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3")
+	}
+	l, err := openModel(g.model, g.threads)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if *system == "" {
+		*system = g.cfg.System
+	}
+	ids, err := promptTokens(l, *prompt, *promptIDs, *useChat, *system)
+	if err != nil {
+		return err
+	}
+	cache, err := l.backend.NewCache(g.window(l.model.Config))
+	if err != nil {
+		return err
+	}
+	vocab := l.model.Config.VocabSize
+	gen := engine.NewGenerator(l.backend, engine.NewSampler(g.sampling, vocab), vocab)
+	gen.MaxTokens = g.maxTokens
+	if !*ignoreEOS {
+		gen.StopTokens = l.stopTokens()
+	}
+	p := newPrinter(l, out, *asJSON)
+	seq := &engine.Sequence{Cache: cache}
+	st, err := gen.Generate(ctx, seq, ids, p.event)
+	p.flush()
+	if errors.Is(err, context.Canceled) {
+		err = nil // Ctrl-C stops the reply; what was produced stays printed
+	}
+	if err != nil {
+		return err
+	}
+	return printStats(out, errOut, *asJSON, st, l)
+}
+
+// promptTokens turns the prompt flags into token ids.
+func promptTokens(l *loaded, text, idList string, useChat bool, system string) ([]int32, error) {
+	if idList != "" {
+		return parseIDs(idList, l.model.Config.VocabSize)
+	}
+	if err := l.needTokenizer(); err != nil {
+		return nil, err
+	}
+	if !useChat {
+		ids := l.tok.Encode(text)
+		if bos := l.model.Config.BOSTokenID; bos != nil {
+			ids = append([]int32{*bos}, ids...)
+		}
+		return ids, nil
+	}
+	if l.tmpl == nil {
+		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.model.Dir)
+	}
+	var msgs []chat.Message
+	if system != "" {
+		msgs = append(msgs, chat.Message{Role: "system", Content: system})
+	}
+	msgs = append(msgs, chat.Message{Role: "user", Content: text})
+	return l.tmpl.Encode(l.tok, msgs, chat.Options{AddGenerationPrompt: true})
+}
+
+func parseIDs(list string, vocab int) ([]int32, error) {
+	var ids []int32
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+		if err != nil || n < 0 || int(n) >= vocab {
+			return nil, fmt.Errorf("--prompt-ids: %q is not a token id in [0, %d)", f, vocab)
+		}
+		ids = append(ids, int32(n))
+	}
+	return ids, nil
+}
+
+// printer streams the reply as text, or as JSON lines.
+type printer struct {
+	l      *loaded
+	out    io.Writer
+	json   *json.Encoder
+	stream interface {
+		Add(int32) string
+		Flush() string
+	}
+}
+
+func newPrinter(l *loaded, out io.Writer, asJSON bool) *printer {
+	p := &printer{l: l, out: out}
+	if asJSON {
+		p.json = json.NewEncoder(out)
+		p.json.SetEscapeHTML(false)
+	}
+	if l.tok != nil {
+		p.stream = l.tok.NewStreamDecoder()
+	}
+	return p
+}
+
+// tokenLine is one line of `run --json`.
+type tokenLine struct {
+	ID        int32  `json:"id"`
+	Text      string `json:"text"`
+	Forced    bool   `json:"forced,omitempty"`
+	Backtrack int    `json:"backtrack,omitempty"`
+}
+
+func (p *printer) event(e engine.Event) error {
+	text := ""
+	if p.stream != nil && e.Token >= 0 {
+		text = p.stream.Add(e.Token)
+	}
+	if p.json != nil {
+		return p.json.Encode(tokenLine{ID: e.Token, Text: text, Forced: e.Forced, Backtrack: e.Backtrack})
+	}
+	if p.stream == nil {
+		_, err := fmt.Fprintf(p.out, "%d ", e.Token)
+		return err
+	}
+	_, err := io.WriteString(p.out, text)
+	return err
+}
+
+func (p *printer) flush() {
+	if p.json == nil && p.stream != nil {
+		io.WriteString(p.out, p.stream.Flush()+"\n")
+	} else if p.json == nil {
+		io.WriteString(p.out, "\n")
+	}
+}
+
+// statsLine is the final line of `run --json`.
+type statsLine struct {
+	Stats struct {
+		PromptTokens int     `json:"prompt_tokens"`
+		PromptTPS    float64 `json:"prompt_tok_per_s"`
+		GenTokens    int     `json:"gen_tokens"`
+		GenTPS       float64 `json:"gen_tok_per_s"`
+		LoadSeconds  float64 `json:"load_s"`
+		Stop         string  `json:"stop"`
+		Backend      string  `json:"backend"`
+	} `json:"stats"`
+}
+
+func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *loaded) error {
+	if asJSON {
+		var s statsLine
+		s.Stats.PromptTokens, s.Stats.PromptTPS = st.PromptTokens, st.PromptRate()
+		s.Stats.GenTokens, s.Stats.GenTPS = st.GenTokens, st.GenRate()
+		s.Stats.LoadSeconds, s.Stats.Stop, s.Stats.Backend = l.took.Seconds(), string(st.Reason), l.backend.Name()
+		return json.NewEncoder(out).Encode(s)
+	}
+	_, err := fmt.Fprintf(errOut, "prompt %d tokens, %.1f tok/s · reply %d tokens, %.1f tok/s · load %.2fs · stop: %s · %s\n",
+		st.PromptTokens, st.PromptRate(), st.GenTokens, st.GenRate(), l.took.Seconds(), st.Reason, l.backend.Name())
+	return err
+}

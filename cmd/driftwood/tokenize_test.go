@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+)
+
+const tinyModel = "../../testdata/models/tiny-f32"
+
+func runTokenize(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := cmdTokenize(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestTokenizeIDs(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		// Golden ids of the tiny tokenizer (testdata/tiny-tokenizer/tokenize.jsonl).
+		{[]string{"--model", tinyModel, "Hello world!"}, "39 68 274 78 494 0\n"},
+		{[]string{"--model", tinyModel, "Hello", "world!"}, "39 68 274 78 494 0\n"},
+		{[]string{"--model", tinyModel, "--special", "<|begin_of_text|>Hello<|eot_id|>"}, "500 39 68 274 78 509\n"},
+		{[]string{"--model", tinyModel, "<|begin_of_text|>Hello<|eot_id|>"},
+			"27 91 65 68 70 276 62 78 69 62 83 68 87 83 91 29 39 68 274 78 27 91 68 293 62 305 91 29\n"},
+		{[]string{"--model", tinyModel + "/tokenizer.json", "Hello world!"}, "39 68 274 78 494 0\n"},
+		{[]string{"--model", tinyModel, ""}, "\n"},
+	}
+	for _, c := range cases {
+		out, errOut, err := runTokenize(t, c.args...)
+		if err != nil || out != c.want || errOut != "" {
+			t.Errorf("%q: out %q, stderr %q, err %v; want %q", c.args, out, errOut, err, c.want)
+		}
+	}
+}
+
+func TestTokenizeJSON(t *testing.T) {
+	out, _, err := runTokenize(t, "--model", tinyModel, "--json", "--special", "Hi<|eot_id|> é")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "[\n{") || !strings.HasSuffix(out, "}\n]\n") || !strings.Contains(out, `"text":"<|eot_id|>"`) {
+		t.Errorf("layout: %s", out)
+	}
+	var toks []struct {
+		ID    int32  `json:"id"`
+		Text  string `json:"text"`
+		Bytes string `json:"bytes"`
+	}
+	if err := json.Unmarshal([]byte(out), &toks); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	var hexes []string
+	for _, tok := range toks {
+		text.WriteString(tok.Text)
+		hexes = append(hexes, tok.Bytes)
+	}
+	// The tiny vocabulary has no "é": its two bytes are separate tokens,
+	// each shown as U+FFFD in "text" and exactly in "bytes".
+	if got, want := strings.Join(hexes, " "), "48 69 3c7c656f745f69647c3e 20 c3 a9"; got != want {
+		t.Errorf("bytes %s, want %s", got, want)
+	}
+	if got, want := text.String(), "Hi<|eot_id|> \uFFFD\uFFFD"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	out, _, err = runTokenize(t, "--model", tinyModel, "--json", "")
+	if err != nil || out != "[]\n" {
+		t.Errorf("empty text: %q, %v", out, err)
+	}
+}
+
+func TestTokenizeErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"Hello"}, "--model is required"},
+		{[]string{"--model", tinyModel}, "no text to tokenize"},
+		{[]string{"--model", "no-such-folder", "x"}, "no-such-folder"},
+		{[]string{"--bogus", "x"}, "flag provided but not defined: -bogus"},
+	}
+	for _, c := range cases {
+		_, errOut, err := runTokenize(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err %v, want %q", c.args, err, c.want)
+		}
+		if c.args[0] != "--model" && !strings.Contains(errOut, "usage: driftwood tokenize") {
+			t.Errorf("%q: no usage on stderr: %q", c.args, errOut)
+		}
+	}
+	if _, errOut, err := runTokenize(t, "-h"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(errOut, "-special") {
+		t.Errorf("-h: %v, %q", err, errOut)
+	}
+}

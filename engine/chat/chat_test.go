@@ -1,0 +1,186 @@
+package chat
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+)
+
+const testdata = "../../testdata/"
+
+// frozen is the strftime_now time of the goldens.
+var frozen = time.Date(2024, 7, 26, 12, 0, 0, 0, time.UTC)
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return data
+}
+
+// configWith returns a tokenizer_config.json holding the given template
+// with the Llama 3 Instruct special tokens.
+func configWith(t *testing.T, template string) []byte {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{
+		"bos_token":     "<|begin_of_text|>",
+		"eos_token":     map[string]any{"content": "<|eot_id|>", "__type": "AddedToken"},
+		"chat_template": template,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// llamaTemplates parses the three templates of chat_template.jsonl.
+func llamaTemplates(t *testing.T) map[string]*Template {
+	t.Helper()
+	out := map[string]*Template{}
+	sources := map[string][]byte{
+		"llama3_1_config": readFile(t, testdata+"llama3-tokenizer/tokenizer_config.llama3_1.json.gz"),
+		"meta_llama3_1":   configWith(t, string(readFile(t, testdata+"llama3-tokenizer/chat_template.meta_llama3_1.jinja"))),
+		"meta_llama3_2":   configWith(t, string(readFile(t, testdata+"llama3-tokenizer/chat_template.meta_llama3_2.jinja"))),
+	}
+	for name, cfg := range sources {
+		tpl, err := Parse(cfg, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = tpl
+	}
+	return out
+}
+
+type chatRow struct {
+	ID                  string                     `json:"id"`
+	Template            string                     `json:"template"`
+	Messages            []Message                  `json:"messages"`
+	AddGenerationPrompt bool                       `json:"add_generation_prompt"`
+	Tools               []json.RawMessage          `json:"tools"`
+	TemplateKwargs      map[string]json.RawMessage `json:"template_kwargs"`
+	Rendered            string                     `json:"rendered"`
+	IDs                 []int32                    `json:"ids"`
+	IDsSanitize         []int32                    `json:"ids_sanitize_special_tokens"`
+}
+
+func (r chatRow) options() Options {
+	opt := Options{AddGenerationPrompt: r.AddGenerationPrompt, Tools: r.Tools, Now: frozen, Vars: map[string]any{}}
+	for k, v := range r.TemplateKwargs {
+		opt.Vars[k] = v
+	}
+	return opt
+}
+
+func TestLlama3Golden(t *testing.T) {
+	tok, err := tokenizer.Load(testdata + "llama3-tokenizer/tokenizer.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	templates := llamaTemplates(t)
+	sc := bufio.NewScanner(bytes.NewReader(readFile(t, testdata+"llama3-tokenizer/chat_template.jsonl.gz")))
+	sc.Buffer(nil, 1<<20)
+	rows, pass, sanitized := 0, 0, 0
+	for sc.Scan() {
+		var r chatRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows++
+		name := r.ID + "/" + r.Template
+		tpl := templates[r.Template]
+		got, err := tpl.Render(r.Messages, r.options())
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got != r.Rendered {
+			t.Errorf("%s: rendered\n%q\nwant\n%q", name, got, r.Rendered)
+			continue
+		}
+		if ids := tok.EncodeWithSpecial(got); !slices.Equal(ids, r.IDs) {
+			t.Errorf("%s: ids %v, want %v", name, ids, r.IDs)
+			continue
+		}
+		parts, err := tpl.RenderParts(r.Messages, r.options(), tok.AddedTokens())
+		if err != nil {
+			t.Errorf("%s: RenderParts: %v", name, err)
+			continue
+		}
+		var joined strings.Builder
+		for _, p := range parts {
+			joined.WriteString(p.Text)
+		}
+		want := r.IDs
+		if r.IDsSanitize != nil {
+			want = r.IDsSanitize
+			sanitized++
+		}
+		if ids, err := EncodeParts(tok, parts); err != nil || joined.String() != r.Rendered || !slices.Equal(ids, want) {
+			t.Errorf("%s: parts %+v give ids %v, want %v", name, parts, ids, want)
+			continue
+		}
+		pass++
+	}
+	if rows != 54 || sanitized != 3 {
+		t.Errorf("%d rows with %d sanitize rows, want 54 and 3", rows, sanitized)
+	}
+	t.Logf("%d/%d chat renders pass (string, ids and sanitized ids)", pass, rows)
+}
+
+func TestTinyModelGolden(t *testing.T) {
+	dir := testdata + "models/tiny-f32"
+	var golden struct {
+		Chat struct {
+			Messages            []Message `json:"messages"`
+			AddGenerationPrompt bool      `json:"add_generation_prompt"`
+			Rendered            string    `json:"rendered"`
+			IDs                 []int32   `json:"ids"`
+		} `json:"chat"`
+	}
+	if err := json.Unmarshal(readFile(t, dir+"/golden.json.gz"), &golden); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpl.BOS() != "<|begin_of_text|>" || tpl.EOS() != "<|eot_id|>" {
+		t.Errorf("BOS %q EOS %q", tpl.BOS(), tpl.EOS())
+	}
+	tok, err := tokenizer.Load(dir + "/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := golden.Chat
+	got, err := tpl.Render(c.Messages, Options{AddGenerationPrompt: c.AddGenerationPrompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != c.Rendered {
+		t.Errorf("rendered %q, want %q", got, c.Rendered)
+	}
+	if ids := tok.EncodeWithSpecial(got); !slices.Equal(ids, c.IDs) {
+		t.Errorf("ids %v, want %v", ids, c.IDs)
+	}
+}

@@ -1,0 +1,125 @@
+package chat
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+)
+
+// Part is a piece of a rendered prompt: one special token that the
+// template itself emitted (Special), or text to encode as plain text.
+type Part struct {
+	Text    string
+	Special bool
+}
+
+// RenderParts renders like Render, then splits the prompt at the special
+// tokens the template emitted, given their texts in specials (the
+// tokenizer's special tokens). Special-token text that came from the
+// messages (contents, tool-call names and arguments) stays inside the
+// plain parts: encoding plain parts as ordinary text and special parts as
+// their ids gives transformers' ids with sanitize_special_tokens, so a
+// user cannot inject control tokens. The texts of the parts concatenate
+// to Render's output.
+//
+// Message strings are marked by inserting a Unicode noncharacter into
+// each special-token occurrence before rendering, so templates that
+// measure or slice message text containing special tokens may render
+// differently. Specials shorter than two bytes cannot be marked and are
+// always taken as emitted by the template.
+func (t *Template) RenderParts(msgs []Message, opt Options, specials []string) ([]Part, error) {
+	plain, err := t.render(msgs, opt, nil)
+	if err != nil {
+		return nil, err
+	}
+	marker := ""
+	for r := '\uFDD0'; r <= '\uFDEF'; r++ {
+		if !strings.ContainsRune(plain, r) {
+			marker = string(r)
+			break
+		}
+	}
+	if marker == "" {
+		return nil, fmt.Errorf("chat template %s: the prompt contains every noncharacter U+FDD0..U+FDEF, so message text cannot be marked", t.name)
+	}
+	sorted := append([]string(nil), specials...)
+	sort.Slice(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
+	sanitize := func(s string) string {
+		for _, sp := range sorted {
+			if len(sp) > 1 && strings.Contains(s, sp) {
+				s = strings.ReplaceAll(s, sp, sp[:1]+marker+sp[1:])
+			}
+		}
+		return s
+	}
+	marked, err := t.render(msgs, opt, sanitize)
+	if err != nil {
+		return nil, err
+	}
+	return splitSpecials(marked, sorted, marker), nil
+}
+
+// splitSpecials cuts s at the leftmost-longest occurrences of specials
+// (sorted longest first) and removes marker from the text between them.
+func splitSpecials(s string, specials []string, marker string) []Part {
+	var parts []Part
+	text := func(t string) {
+		if t = strings.ReplaceAll(t, marker, ""); t != "" {
+			parts = append(parts, Part{Text: t})
+		}
+	}
+	var first [256]bool
+	for _, sp := range specials {
+		if sp != "" {
+			first[sp[0]] = true
+		}
+	}
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if !first[s[i]] {
+			continue
+		}
+		for _, sp := range specials {
+			if sp != "" && strings.HasPrefix(s[i:], sp) {
+				text(s[start:i])
+				parts = append(parts, Part{Text: sp, Special: true})
+				i += len(sp) - 1
+				start = i + 1
+				break
+			}
+		}
+	}
+	text(s[start:])
+	return parts
+}
+
+// EncodeParts encodes rendered parts: special parts as their token ids,
+// the rest as plain text, so special-token text typed in a message never
+// acts as a control token.
+func EncodeParts(tok *tokenizer.Tokenizer, parts []Part) ([]int32, error) {
+	var ids []int32
+	for _, p := range parts {
+		if !p.Special {
+			ids = append(ids, tok.Encode(p.Text)...)
+			continue
+		}
+		id, ok := tok.TokenID(p.Text)
+		if !ok {
+			return nil, fmt.Errorf("chat template emitted %q, which is not a token of the tokenizer", p.Text)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// Encode renders msgs and encodes the prompt with EncodeParts: the ids a
+// model sees for a conversation.
+func (t *Template) Encode(tok *tokenizer.Tokenizer, msgs []Message, opt Options) ([]int32, error) {
+	parts, err := t.RenderParts(msgs, opt, tok.AddedTokens())
+	if err != nil {
+		return nil, err
+	}
+	return EncodeParts(tok, parts)
+}
