@@ -197,4 +197,3 @@ func TestForwardAllocatesNothing(t *testing.T) {
 		t.Errorf("a decode step allocated %v times", n)
 	}
 }
-
