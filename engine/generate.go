@@ -27,15 +27,19 @@ type Hook interface {
 	End(logits []float32) Directive
 }
 
-// Directive is a hook's answer for one step.
+// Directive is a hook's answer for one step. The loop applies it in field
+// order: take back, force, stop, then sample.
 type Directive struct {
-	// Stop ends the reply before this step's token.
-	Stop bool
-	// Backtrack takes back this many tokens of the reply before anything
-	// else happens.
+	// Backtrack takes back this many tokens of the reply.
 	Backtrack int
 	// Force appends these tokens without sampling (fast-forward).
 	Force []int32
+	// Stop ends the reply (after any forced tokens) instead of sampling.
+	Stop bool
+	// Allowed, when not nil, is the only tokens that may be sampled: a
+	// sparse mask that spares the hook from masking the whole vocabulary.
+	// An empty, non-nil list ends the reply.
+	Allowed []int32
 	// Temperature, when 0 or more, overrides the sampler's for this step.
 	Temperature float64
 }
@@ -137,8 +141,8 @@ func (g *Generator) Prefill(ctx context.Context, seq *Sequence, tokens []int32) 
 // change to it. It stops at a stop token, MaxTokens, the hook's word, or
 // when ctx is cancelled (then it returns ctx's error). Whatever happens,
 // seq.Tokens is exactly what seq.Cache holds: the prompt and the reply so
-// far, except the reply's last sampled token, which was emitted but not yet
-// fed to the model (a stop token is never emitted). A full context window
+// far, except the tokens emitted at the reply's last step, which were not
+// yet fed to the model (a stop token is never emitted). A full context window
 // returns *ContextFullError. The per-token path allocates nothing.
 func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32, emit func(Event) error) (Stats, error) {
 	st := Stats{PromptTokens: len(prompt)}
@@ -190,40 +194,44 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		if g.Hook != nil {
 			d = g.Hook.End(g.logits)
 		}
-		if n := min(d.Backtrack, len(seq.Tokens)-replyStart); n > 0 {
-			g.truncate(seq, len(seq.Tokens)-n)
-			st.GenTokens -= n
-			if err := emit(Event{Backtrack: n, Token: -1}); err != nil {
+		back := max(0, min(d.Backtrack, len(seq.Tokens)-replyStart))
+		if back > 0 {
+			g.truncate(seq, len(seq.Tokens)-back)
+			st.GenTokens -= back
+			if err := emit(Event{Backtrack: back, Token: -1}); err != nil {
+				return finish("", err)
+			}
+		}
+		for _, tok := range d.Force {
+			st.GenTokens++
+			if err := emit(Event{Token: tok, Forced: true}); err != nil {
 				return finish("", err)
 			}
 		}
 		if d.Stop {
 			return finish(StopHook, nil)
 		}
+		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
+			return finish(StopMaxTokens, nil)
+		}
 		pending = g.pending[:0]
-		if d.Backtrack > 0 {
+		if back > 0 {
 			// The logits are stale: run the last kept token again.
 			last := seq.Tokens[len(seq.Tokens)-1]
 			g.truncate(seq, len(seq.Tokens)-1)
 			pending = append(pending, last)
 		}
-		if len(d.Force) > 0 {
-			for _, tok := range d.Force {
-				st.GenTokens++
-				if err := emit(Event{Token: tok, Forced: true}); err != nil {
-					return finish("", err)
-				}
-			}
-			pending = append(pending, d.Force...)
-		}
-		if len(pending) > 0 {
-			g.pending = pending
-			if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
-				return finish(StopMaxTokens, nil)
-			}
+		if len(d.Force) > 0 || back > 0 {
+			g.pending = append(pending, d.Force...)
+			pending = g.pending
 			continue
 		}
-		tok := g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
+		var tok int32
+		if d.Allowed != nil {
+			tok = g.Sampler.SampleAmong(g.logits, d.Allowed, seq.Tokens, d.Temperature)
+		} else {
+			tok = g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
+		}
 		if tok < 0 || slices.Contains(g.StopTokens, tok) {
 			return finish(StopEOS, nil)
 		}

@@ -195,6 +195,26 @@ func (s *setup) checkCacheMatchesRecompute(t *testing.T, seq *engine.Sequence) {
 	}
 }
 
+// TestGenerateForceThenStop checks the order of a directive's fields:
+// forced tokens are emitted before the stop, and a sparse Allowed list
+// restricts sampling.
+func TestGenerateForceThenStop(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	gen := s.generator(0)
+	gen.Hook = &scriptHook{steps: map[int]engine.Directive{
+		0: {Allowed: []int32{11, 12}, Temperature: -1},
+		1: {Force: []int32{30, 31}, Stop: true},
+	}}
+	var reply []int32
+	st, err := gen.Generate(context.Background(), s.sequence(t, 64), s.g.Prompt.IDs, collect(&reply))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Reason != engine.StopHook || len(reply) != 3 || (reply[0] != 11 && reply[0] != 12) || reply[1] != 30 || reply[2] != 31 {
+		t.Errorf("reason %s, reply %v: want one of 11/12, then 30 31, then stop", st.Reason, reply)
+	}
+}
+
 func TestGenerateCancelKeepsSequenceConsistent(t *testing.T) {
 	s := newSetup(t, "tiny-f32")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -80,31 +80,54 @@ func (s *Sampler) Config() SamplerConfig { return s.cfg }
 // Tokens whose logit is -Inf (masked) are never picked; if every token is
 // masked, Sample returns -1.
 func (s *Sampler) Sample(logits []float32, history []int32, temperature float64) int32 {
+	s.penalise(logits, history)
+	cand := s.cand[:0]
+	for i := range logits {
+		cand = append(cand, int32(i))
+	}
+	return s.pick(logits, cand, temperature)
+}
+
+// SampleAmong is Sample restricted to the tokens in allowed (a sparse
+// mask, in any order): the rest of the vocabulary is not read. Ids outside
+// the vocabulary are ignored; if none is left, it returns -1.
+func (s *Sampler) SampleAmong(logits []float32, allowed, history []int32, temperature float64) int32 {
+	s.penalise(logits, history)
+	cand := s.cand[:0]
+	for _, id := range allowed {
+		if id >= 0 && int(id) < len(logits) && len(cand) < len(s.cand) {
+			cand = append(cand, id)
+		}
+	}
+	return s.pick(logits, cand, temperature)
+}
+
+// pick chooses among cand (reordering it) by the sampler's rules.
+func (s *Sampler) pick(logits []float32, cand []int32, temperature float64) int32 {
 	if temperature < 0 {
 		temperature = s.cfg.Temperature
 	}
-	s.penalise(logits, history)
-	if temperature == 0 {
-		return Argmax(logits)
+	best, maxL := int32(-1), float32(math.Inf(-1))
+	for _, id := range cand {
+		if l := logits[id]; l > maxL || (l == maxL && id < best) {
+			best, maxL = id, l
+		}
 	}
-	maxL := float32(math.Inf(-1))
-	for _, l := range logits {
-		maxL = max(maxL, l)
-	}
-	if math.IsInf(float64(maxL), -1) {
-		return -1
+	if best < 0 || temperature == 0 {
+		return best
 	}
 	// Weights relative to the best token (which gets 1), then min-p.
 	inv := float32(1 / temperature)
 	floor := float32(s.cfg.MinP)
-	cand := s.cand[:0]
-	for i, l := range logits {
-		w := float32(math.Exp(float64((l - maxL) * inv)))
-		s.w[i] = w
+	kept := cand[:0]
+	for _, id := range cand {
+		w := float32(math.Exp(float64((logits[id] - maxL) * inv)))
+		s.w[id] = w
 		if w > 0 && w >= floor {
-			cand = append(cand, int32(i))
+			kept = append(kept, id)
 		}
 	}
+	cand = kept
 	if k := s.cfg.TopK; k > 0 && k < len(cand) {
 		s.selectTop(cand, k)
 		cand = cand[:k]

@@ -181,3 +181,26 @@ func TestSamplerConfigValidate(t *testing.T) {
 		t.Error("top_p 0 accepted")
 	}
 }
+
+func TestSampleAmong(t *testing.T) {
+	s := NewSampler(SamplerConfig{Temperature: 1, TopP: 1, RepeatPenalty: 1}, 6)
+	logits := []float32{9, 0, 1, 9, 0.5, 9}
+	allowed := []int32{4, 2, 99, -1}
+	seen := map[int32]bool{}
+	for i := 0; i < 300; i++ {
+		tok := s.SampleAmong(logits, allowed, nil, -1)
+		if tok != 2 && tok != 4 {
+			t.Fatalf("drew %d outside the allowed {2, 4}", tok)
+		}
+		seen[tok] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("drew only %v", seen)
+	}
+	if got := s.SampleAmong(logits, allowed, nil, 0); got != 2 {
+		t.Errorf("greedy among allowed = %d, want 2", got)
+	}
+	if got := s.SampleAmong(logits, []int32{}, nil, -1); got != -1 {
+		t.Errorf("empty allowed list gave %d, want -1", got)
+	}
+}
