@@ -42,7 +42,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if *promptN < 1 || *genN < 1 || *runs < 1 {
 		return fmt.Errorf("--prompt-tokens, --gen-tokens and --runs must be at least 1")
 	}
-	l, err := openModel(g.model, g.threads)
+	l, err := openModel(ctx, g.model, g.threads, errOut)
 	if err != nil {
 		return err
 	}

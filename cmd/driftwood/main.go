@@ -26,6 +26,9 @@ func commands() map[string]command {
 		"bench":    {"measure prefill and decode speed", cmdBench},
 		"tokenize": {"print the token ids of a text", cmdTokenize},
 		"dev":      {"developer tools (dev gen-model)", cmdDev},
+		"pull":     {"download a model from Hugging Face into the shared cache", cmdPull},
+		"models":   {"list the models in the Hugging Face cache", cmdModels},
+		"rm":       {"remove a model from the Hugging Face cache", cmdRm},
 	}
 }
 

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+	"github.com/driftwoodlabs/driftwood/hub"
 )
 
 // loaded is a model ready to generate: weights, tokenizer, chat template
@@ -23,12 +26,20 @@ type loaded struct {
 	took    time.Duration
 }
 
-// openModel loads the model folder dir on the CPU backend.
-func openModel(dir string, threads int) (*loaded, error) {
-	start := time.Now()
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("model %q: not a model folder (give the path of a folder with config.json and *.safetensors)", dir)
+// openModel loads a model on the CPU backend. name is a model folder or a
+// Hugging Face repo id; a repo that is not cached yet is pulled first, with
+// progress on errOut.
+func openModel(ctx context.Context, name string, threads int, errOut io.Writer) (*loaded, error) {
+	opt := hub.OptionsFromEnv()
+	opt.Progress = errOut
+	dir, err := hub.Resolve(name, opt)
+	if errors.Is(err, hub.ErrNotCached) {
+		dir, err = hub.Pull(ctx, name, opt)
 	}
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
 	m, err := engine.LoadModel(dir)
 	if err != nil {
 		return nil, err

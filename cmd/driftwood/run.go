@@ -119,7 +119,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if (*prompt == "") == (*promptIDs == "") {
 		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3")
 	}
-	l, err := openModel(g.model, g.threads)
+	l, err := openModel(ctx, g.model, g.threads, errOut)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ func TestRunErrors(t *testing.T) {
 		want   string
 	}{
 		{"a prompt is required", []string{"run", "--model", golden.ModelDir("tiny-f32")}, "exactly one of --prompt"},
-		{"a missing model folder is named", []string{"run", "--model", "/nonexistent", "--prompt", "x"}, `model "/nonexistent": not a model folder`},
+		{"a missing model folder is named", []string{"run", "--model", "/nonexistent", "--prompt", "x"}, `model "/nonexistent": no such folder`},
 		{"ids outside the vocabulary are refused", []string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt-ids", "1,99999"}, `"99999" is not a token id`},
 		{"sampling values are range-checked", []string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "x", "--top-p", "2"}, "top_p 2"},
 		{"unknown commands are named", []string{"frobnicate"}, `unknown command "frobnicate"`},

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/driftwoodlabs/driftwood/hub"
+)
+
+// hubEnvHelp is the environment that the model commands read, shown in
+// their usage.
+const hubEnvHelp = `environment (as huggingface_hub reads it):
+  HF_HUB_CACHE    the cache folder (else $HF_HOME/hub, else ~/.cache/huggingface/hub)
+  HF_ENDPOINT     the hub (default https://huggingface.co)
+  HF_TOKEN        token for gated and private repos
+  HF_HUB_OFFLINE  1: never use the network`
+
+// newHubFlags makes a flag set for a model command with its usage line.
+func newHubFlags(name, usage string, errOut io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.Usage = func() {
+		fmt.Fprintln(errOut, "usage: driftwood "+usage)
+		fs.PrintDefaults()
+		fmt.Fprintln(errOut, hubEnvHelp)
+	}
+	return fs
+}
+
+// cmdPull implements "driftwood pull REPO[@REVISION]": it downloads what
+// inference needs from the Hugging Face hub into the cache, with progress
+// on errOut, and prints the snapshot folder.
+func cmdPull(ctx context.Context, args []string, out, errOut io.Writer) error {
+	fs := newHubFlags("pull", "pull REPO[@REVISION]   (e.g. mlx-community/Llama-3.2-1B-Instruct-4bit)", errOut)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("want one repo id")
+	}
+	opt := hub.OptionsFromEnv()
+	opt.Progress = errOut
+	dir, err := hub.Pull(ctx, fs.Arg(0), opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, dir)
+	return nil
+}
+
+// cmdModels implements "driftwood models [--json]": the cached models with
+// their revision, size, weight format and whether Driftwood runs them.
+func cmdModels(_ context.Context, args []string, out, errOut io.Writer) error {
+	fs := newHubFlags("models", "models [--json]", errOut)
+	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	opt := hub.OptionsFromEnv()
+	models, err := hub.List(opt)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if models == nil {
+			models = []hub.CachedModel{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(models)
+	}
+	if len(models) == 0 {
+		fmt.Fprintf(out, "no models in %s; get one with \"driftwood pull REPO\"\n", opt.CacheDir)
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REPO\tREVISION\tSIZE\tFORMAT\tRUNS")
+	for _, m := range models {
+		rev := strings.Join(m.Refs, ",")
+		if rev == "" {
+			rev = m.Commit[:min(len(m.Commit), 12)]
+		}
+		format := m.Format
+		if format == "" {
+			format = "?"
+		}
+		runs := "yes"
+		if !m.Runs {
+			runs = "no: " + m.Problem
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Repo, rev, hub.FormatSize(m.Size), format, runs)
+	}
+	return tw.Flush()
+}
+
+// cmdRm implements "driftwood rm REPO...": it deletes the repos from the
+// cache, every revision and blob of each.
+func cmdRm(_ context.Context, args []string, out, errOut io.Writer) error {
+	fs := newHubFlags("rm", "rm REPO...", errOut)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("want at least one repo id")
+	}
+	opt := hub.OptionsFromEnv()
+	for _, repo := range fs.Args() {
+		if err := hub.Remove(repo, opt); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "removed", repo)
+	}
+	return nil
+}

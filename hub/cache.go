@@ -1,0 +1,196 @@
+package hub
+
+// The cache layout, exactly as huggingface_hub writes it (file_download.py:
+// hf_hub_download, _create_symlink, _cache_commit_hash_for_specific_revision,
+// repo_folder_name; checked by TestCacheLayout):
+//
+//	<cache>/
+//	├── CACHEDIR.TAG                        marks the folder as a cache for backup tools
+//	├── .locks/models--org--name/<etag>.lock  flock(2)ed while that blob downloads
+//	└── models--org--name/                  "models" + "--" + repo id with '/' as "--"
+//	    ├── blobs/<etag>                    file contents named by the hub's ETag:
+//	    │                                   the sha256 for LFS files (weights), the
+//	    │                                   git blob sha1 for the others
+//	    ├── blobs/<etag>.incomplete         a download under way, resumed with Range
+//	    ├── refs/<revision>                 the commit hash the branch or tag points
+//	    │                                   at, 40 hex digits with no newline
+//	    └── snapshots/<commit>/<file>       relative symlink to ../../blobs/<etag>
+//
+// A snapshot folder is a model folder: engine.LoadModel reads it directly.
+// Driftwood creates a snapshot's links only once all its blobs are verified,
+// and moves refs/<revision> only then, so an interrupted pull never leaves a
+// snapshot that looks complete but is not.
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// cachedirTag is the CACHEDIR.TAG that huggingface_hub writes.
+const cachedirTag = "Signature: 8a477f597d28d172789f06886806bc55\n" +
+	"# This file is a cache directory tag created by huggingface_hub.\n" +
+	"# For information about cache directory tags, see:\n" +
+	"#\thttps://bford.info/cachedir/\n"
+
+// Resolve turns a model name into a model folder: a local folder with
+// config.json is returned as is; a repo id org/name[@revision] is looked up
+// in the cache and its snapshot folder returned. It never uses the network;
+// a repo that is not completely cached gives an error wrapping ErrNotCached
+// that names the paths tried and the pull command.
+func Resolve(name string, opt Options) (string, error) {
+	st, statErr := os.Stat(name)
+	if statErr == nil && st.IsDir() {
+		if _, err := os.Stat(filepath.Join(name, "config.json")); err == nil {
+			return name, nil
+		}
+	}
+	ref, err := parseRepo(name)
+	if err != nil {
+		if statErr == nil && st.IsDir() {
+			return "", fmt.Errorf("model %q: folder has no config.json, so it is not a model folder", name)
+		}
+		return "", fmt.Errorf("model %q: no such folder, and %v", name, err)
+	}
+	return cachedSnapshot(opt.cacheDir(), ref, name)
+}
+
+// cachedSnapshot finds ref's snapshot in the cache and checks that it holds
+// what engine.LoadModel reads. asPath, when not empty, is the local path that
+// was tried first, for the error message.
+func cachedSnapshot(cache string, ref repoRef, asPath string) (string, error) {
+	storage := filepath.Join(cache, ref.folder())
+	var tried []string
+	if asPath != "" {
+		abs, _ := filepath.Abs(asPath)
+		tried = append(tried, "folder "+abs)
+	}
+	notCached := func(why string) (string, error) {
+		return "", fmt.Errorf("model %s: %w: %s (tried %s); run \"driftwood pull %s\" to download it",
+			ref, ErrNotCached, why, strings.Join(tried, ", "), ref)
+	}
+	commit := ref.Revision
+	if !commitHash.MatchString(commit) {
+		refPath := filepath.Join(storage, "refs", filepath.FromSlash(ref.Revision))
+		tried = append(tried, refPath)
+		b, err := os.ReadFile(refPath)
+		if err != nil {
+			return notCached("no such revision in the cache")
+		}
+		commit = strings.TrimSpace(string(b))
+		if !commitHash.MatchString(commit) {
+			return notCached(fmt.Sprintf("%s holds %q, not a commit hash", refPath, commit))
+		}
+	}
+	snap := filepath.Join(storage, "snapshots", commit)
+	tried = append(tried, snap)
+	if _, err := os.Stat(snap); err != nil {
+		return notCached("no such snapshot")
+	}
+	if missing := missingFiles(snap); len(missing) > 0 {
+		return notCached("incomplete snapshot, missing " + strings.Join(missing, ", "))
+	}
+	return snap, nil
+}
+
+// missingFiles lists what engine.LoadModel needs from dir and cannot find:
+// config.json, and model.safetensors or the shards that
+// model.safetensors.index.json names. A dangling symlink counts as missing.
+func missingFiles(dir string) []string {
+	var missing []string
+	need := func(name string) {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			missing = append(missing, name)
+		}
+	}
+	need("config.json")
+	data, err := os.ReadFile(filepath.Join(dir, "model.safetensors.index.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		need("model.safetensors")
+		return missing
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err != nil || json.Unmarshal(data, &idx) != nil || len(idx.WeightMap) == 0 {
+		return append(missing, "a readable model.safetensors.index.json")
+	}
+	seen := map[string]bool{}
+	for _, shard := range idx.WeightMap {
+		if !seen[shard] {
+			seen[shard] = true
+			need(shard)
+		}
+	}
+	return missing
+}
+
+// writeRef records that revision points at commit, atomically, as
+// huggingface_hub does: refs/<revision> holds the bare hash. A revision that
+// is the commit itself gets no ref.
+func writeRef(storage, revision, commit string) error {
+	if revision == commit {
+		return nil
+	}
+	path := filepath.Join(storage, "refs", filepath.FromSlash(revision))
+	if b, err := os.ReadFile(path); err == nil && string(b) == commit {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.WriteString(commit)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// linkSnapshot makes snapshots/<commit>/<name> a relative symlink to
+// blobs/<etag>. The link is made under a temporary name and renamed into
+// place, so concurrent pulls of the same repo never see a missing or
+// half-made link.
+func linkSnapshot(storage, commit, name, etag string) error {
+	dst := filepath.Join(storage, "snapshots", commit, filepath.FromSlash(name))
+	target, err := filepath.Rel(filepath.Dir(dst), filepath.Join(storage, "blobs", etag))
+	if err != nil {
+		return err
+	}
+	if cur, err := os.Readlink(dst); err == nil && cur == target {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%s.tmp", dst, rand.Text()[:8])
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// tagCache writes CACHEDIR.TAG into the cache folder if it has none.
+func tagCache(cache string) {
+	path := filepath.Join(cache, "CACHEDIR.TAG")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		os.WriteFile(path, []byte(cachedirTag), 0o644)
+	}
+}
