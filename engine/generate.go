@@ -27,6 +27,14 @@ type Hook interface {
 	End(logits []float32) Directive
 }
 
+// ReplyHook is a Hook that is told, before each reply, the position of
+// the reply's first token (a controller uses it to tell the prompt from
+// the reply).
+type ReplyHook interface {
+	Hook
+	StartReply(start int)
+}
+
 // Directive is a hook's answer for one step. The loop applies it in field
 // order: take back, force, stop, then sample.
 type Directive struct {
@@ -160,6 +168,9 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		return st, err
 	}
 	replyStart := len(seq.Tokens) + 1
+	if rh, ok := g.Hook.(ReplyHook); ok {
+		rh.StartReply(replyStart)
+	}
 	pending := append(g.pending[:0], prompt[len(prompt)-1])
 	var decodeStart time.Time
 	finish := func(r StopReason, err error) (Stats, error) {
