@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +59,12 @@ type Model struct {
 	Dir     string
 	Config  *Config
 	Weights Weights
-	files   []*safetensors.File
+	// Fingerprint identifies the model for sessions: a hex sha256 over
+	// config.json and each weight file's name, size and header (which names
+	// every tensor's dtype and shape), so another model or another
+	// quantisation of the same one differs, without hashing gigabytes.
+	Fingerprint string
+	files       []*safetensors.File
 }
 
 // LoadModel opens a Hugging Face / MLX model folder: config.json,
@@ -82,7 +89,24 @@ func LoadModel(dir string) (*Model, error) {
 		m.Close()
 		return nil, err
 	}
+	if m.Fingerprint, err = fingerprint(dir, files); err != nil {
+		m.Close()
+		return nil, err
+	}
 	return m, nil
+}
+
+func fingerprint(dir string, files []*safetensors.File) (string, error) {
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write(cfg)
+	for _, f := range files {
+		fmt.Fprintf(h, "\x00%s\x00%d\x00%s", filepath.Base(f.Path), f.Size, f.HeaderSHA256)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Close unmaps the weight files; the model must not be used afterwards.

@@ -217,3 +217,23 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestFingerprintTellsModelsApart(t *testing.T) {
+	seen := map[string]string{}
+	for _, name := range golden.Models {
+		m, err := engine.LoadModel(golden.ModelDir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := seen[m.Fingerprint]; dup {
+			t.Errorf("%s and %s share a fingerprint", name, other)
+		}
+		seen[m.Fingerprint] = name
+		again, _ := engine.LoadModel(golden.ModelDir(name))
+		if again.Fingerprint != m.Fingerprint {
+			t.Errorf("%s: fingerprint not stable", name)
+		}
+		again.Close()
+		m.Close()
+	}
+}

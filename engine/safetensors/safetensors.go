@@ -8,7 +8,9 @@
 package safetensors
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -71,7 +73,13 @@ type File struct {
 	Path     string
 	Metadata map[string]string
 	Tensors  map[string]*Tensor
-	mapping  []byte
+	// Size is the file's length in bytes.
+	Size int64
+	// HeaderSHA256 is the hex sha256 of the length prefix and JSON header:
+	// it names every tensor's dtype, shape and place, so it identifies the
+	// file's layout without reading the data.
+	HeaderSHA256 string
+	mapping      []byte
 }
 
 // Open maps path and parses its header.
@@ -108,7 +116,9 @@ func Open(path string) (*File, error) {
 		unix.Munmap(m)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &File{Path: path, Metadata: meta, Tensors: tensors, mapping: m}, nil
+	n := binary.LittleEndian.Uint64(m) // parse checked it
+	sum := sha256.Sum256(m[:8+n])
+	return &File{Path: path, Metadata: meta, Tensors: tensors, Size: size, HeaderSHA256: hex.EncodeToString(sum[:]), mapping: m}, nil
 }
 
 // Close unmaps the file; tensors' Data must not be used afterwards. Close is
