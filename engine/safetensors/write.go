@@ -1,65 +1,44 @@
 package safetensors
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"sort"
+
+	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
 )
 
-// Write stores tensors and metadata at path atomically: it writes a
-// temporary file in the same folder, syncs it, renames it over path and
-// syncs the folder, so a crash leaves either the old file or the new one.
-//
-// Tensors are laid out largest element size first, then by name, so each is
-// aligned to its element size; the header is padded to a multiple of 8.
+// Write stores tensors and metadata at path atomically
+// (internal/atomicfile): a crash leaves either the old file or the new one.
 func Write(path string, metadata map[string]string, tensors []Tensor) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return Encode(w, metadata, tensors) })
+}
+
+// Encode writes a safetensors image of tensors and metadata to w. Tensors
+// are laid out largest element size first, then by name, so each is
+// aligned to its element size; the header is padded to a multiple of 8.
+func Encode(w io.Writer, metadata map[string]string, tensors []Tensor) error {
 	header, order, err := buildHeader(metadata, tensors)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	w := bufio.NewWriterSize(tmp, 1<<20)
 	var lenBuf [8]byte
 	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(header)))
-	w.Write(lenBuf[:])
-	w.Write(header)
+	if _, err := w.Write(lenBuf[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(header); err != nil {
+		return err
+	}
 	for _, i := range order {
-		w.Write(tensors[i].Data)
+		if _, err := w.Write(tensors[i].Data); err != nil {
+			return err
+		}
 	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return nil
 }
 
 // buildHeader returns the padded JSON header and the order in which the
