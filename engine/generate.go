@@ -50,6 +50,9 @@ type Directive struct {
 	Allowed []int32
 	// Temperature, when 0 or more, overrides the sampler's for this step.
 	Temperature float64
+	// Candidates is how many tokens the hook allowed at this step, for
+	// display (0: it did not restrict the step).
+	Candidates int
 }
 
 // Event is one change to the reply, streamed to the caller as it happens.
@@ -60,6 +63,9 @@ type Event struct {
 	Token int32
 	// Forced marks a token appended by the hook rather than sampled.
 	Forced bool
+	// Candidates is how many tokens the hook allowed at the step that
+	// sampled Token (0: unrestricted).
+	Candidates int
 }
 
 // StopReason says why a reply ended.
@@ -247,7 +253,7 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 			return finish(StopEOS, nil)
 		}
 		st.GenTokens++
-		if err := emit(Event{Token: tok}); err != nil {
+		if err := emit(Event{Token: tok, Candidates: d.Candidates}); err != nil {
 			return finish("", err)
 		}
 		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
 )
 
@@ -42,12 +43,12 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if *promptN < 1 || *genN < 1 || *runs < 1 {
 		return fmt.Errorf("--prompt-tokens, --gen-tokens and --runs must be at least 1")
 	}
-	l, err := openModel(ctx, g.model, g.threads, errOut)
+	l, err := conversation.Open(ctx, g.model, conversation.OpenOptions{Threads: g.threads, Progress: errOut})
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	c := l.model.Config
+	c := l.Model.Config
 	window := *promptN + *genN
 	if max := c.MaxPositionEmbeddings; max > 0 && window > max {
 		return fmt.Errorf("--prompt-tokens + --gen-tokens = %d exceeds the model's %d positions", window, max)
@@ -65,11 +66,11 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	greedy := engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}
 	var prefill, decode []float64
 	for r := 0; r < *runs; r++ {
-		cache, err := l.backend.NewCache(window)
+		cache, err := l.Backend.NewCache(window)
 		if err != nil {
 			return err
 		}
-		gen := engine.NewGenerator(l.backend, engine.NewSampler(greedy, c.VocabSize), c.VocabSize)
+		gen := engine.NewGenerator(l.Backend, engine.NewSampler(greedy, c.VocabSize), c.VocabSize)
 		gen.MaxTokens = *genN
 		seq := &engine.Sequence{Cache: cache}
 		start := time.Now()
@@ -86,7 +87,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		fmt.Fprintf(errOut, "run %d/%d: prefill %.1f tok/s, decode %.1f tok/s\n", r+1, *runs, prefill[r], decode[r])
 	}
 	res := benchResult{
-		Model: g.model, Backend: l.backend.Name(), Threads: g.threads, LoadSeconds: l.took.Seconds(),
+		Model: g.model, Backend: l.Backend.Name(), Threads: g.threads, LoadSeconds: l.LoadTime.Seconds(),
 		PromptTokens: *promptN, GenTokens: *genN, Runs: *runs,
 		PrefillTPS: median(prefill), DecodeTPS: median(decode), PeakRSSMiB: peakRSSMiB(),
 	}
@@ -94,7 +95,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return json.NewEncoder(out).Encode(res)
 	}
 	_, err = fmt.Fprintf(out, "%s (%s, %s)\nload     %.2f s\nprefill  %.1f tok/s  (%d tokens, median of %d)\ndecode   %.1f tok/s  (%d tokens, median of %d)\npeak RSS %.0f MiB\n",
-		g.model, c.Describe(), l.backend.Name(), res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *runs, res.PeakRSSMiB)
+		g.model, c.Describe(), l.Backend.Name(), res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *runs, res.PeakRSSMiB)
 	return err
 }
 

@@ -22,13 +22,15 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":      {"generate a reply to a prompt", cmdRun},
-		"bench":    {"measure prefill and decode speed", cmdBench},
-		"tokenize": {"print the token ids of a text", cmdTokenize},
-		"dev":      {"developer tools (dev gen-model)", cmdDev},
-		"pull":     {"download a model from Hugging Face into the shared cache", cmdPull},
-		"models":   {"list the models in the Hugging Face cache", cmdModels},
-		"rm":       {"remove a model from the Hugging Face cache", cmdRm},
+		"run":         {"generate a reply to a prompt", cmdRun},
+		"bench":       {"measure prefill and decode speed", cmdBench},
+		"tokenize":    {"print the token ids of a text", cmdTokenize},
+		"dev":         {"developer tools (dev gen-model)", cmdDev},
+		"pull":        {"download a model from Hugging Face into the shared cache", cmdPull},
+		"models":      {"list the models in the Hugging Face cache", cmdModels},
+		"rm":          {"remove a model from the Hugging Face cache", cmdRm},
+		"sessions":    {"list, show, rename or remove saved conversations", cmdSessions},
+		"controllers": {"list the controllers, or build the shipped ones", cmdControllers},
 	}
 }
 
@@ -71,7 +73,23 @@ func usage(w io.Writer, cmds map[string]command) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nrun 'driftwood <command> -h' for a command's flags")
+}
+
+// parseInterspersed parses fs's flags wherever they stand among args
+// ("sessions show NAME --dir D") and returns the positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
 }

@@ -11,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/driftwoodlabs/driftwood/config"
+	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // genFlags are the settings shared by commands that generate: the config
@@ -26,6 +28,7 @@ type genFlags struct {
 	context    int
 	maxTokens  int
 	sampling   engine.SamplerConfig
+	set        map[string]bool // flags given on the command line
 }
 
 func newGenFlags(name string, errOut io.Writer) *genFlags {
@@ -63,6 +66,7 @@ func (g *genFlags) parse(args []string) error {
 	}
 	set := map[string]bool{}
 	g.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	g.set = set
 	pick := func(name string, flagV, cfgV any) {
 		if set[name] {
 			return
@@ -97,6 +101,16 @@ func (g *genFlags) parse(args []string) error {
 	return s.Validate()
 }
 
+// samplingSet reports whether any sampling flag was given.
+func (g *genFlags) samplingSet() bool {
+	for _, f := range []string{"temp", "top-p", "top-k", "min-p", "repeat-penalty", "repeat-last-n", "seed"} {
+		if g.set[f] {
+			return true
+		}
+	}
+	return false
+}
+
 // window is the context window: the configured one, capped by the model's.
 func (g *genFlags) window(m *engine.Config) int {
 	if max := m.MaxPositionEmbeddings; max > 0 && (g.context <= 0 || g.context > max) {
@@ -110,16 +124,22 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	prompt := g.fs.String("prompt", "", "prompt text")
 	promptIDs := g.fs.String("prompt-ids", "", "prompt as comma-separated token ids (used as given, no BOS added)")
 	useChat := g.fs.Bool("chat", false, "wrap the prompt in the model's chat template")
-	system := g.fs.String("system", "", "system prompt (with --chat)")
+	system := g.fs.String("system", "", "system prompt (with --chat or a new session)")
 	asJSON := g.fs.Bool("json", false, "print one JSON object per token and a final stats object")
 	ignoreEOS := g.fs.Bool("ignore-eos", false, "keep generating past end-of-turn tokens")
+	session := g.fs.String("session", "", "continue (or start) the named session: restore it, add the prompt, reply, save")
+	cont := g.fs.Bool("continue", false, "continue the most recent session")
+	sessionsDir := g.fs.String("sessions-dir", sessions.DefaultDir(), "sessions folder")
+	var cf controllerFlags
+	cf.register(g.fs)
 	if err := g.parse(args); err != nil {
 		return err
 	}
-	if (*prompt == "") == (*promptIDs == "") {
-		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3")
+	inSession := *session != "" || *cont
+	if (*prompt == "") == (*promptIDs == "") || (inSession && *prompt == "") {
+		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3 (a session needs --prompt)")
 	}
-	l, err := openModel(ctx, g.model, g.threads, errOut)
+	l, err := conversation.Open(ctx, g.model, conversation.OpenOptions{Threads: g.threads, Progress: errOut})
 	if err != nil {
 		return err
 	}
@@ -127,19 +147,44 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if *system == "" {
 		*system = g.cfg.System
 	}
+	var cs *controllerSet
+	if cf.name != "" || (inSession && l.Tok != nil) {
+		if cs, err = newControllerSet(l, cf.dir, errOut); err != nil {
+			return err
+		}
+		defer cs.Close()
+		if cf.name != "" {
+			if err := cs.use(cf.name, cf.arg); err != nil {
+				return err
+			}
+		}
+	}
+	if inSession {
+		store := sessions.Store{Dir: *sessionsDir}
+		name := *session
+		if *cont {
+			if name, err = store.Latest(); err != nil {
+				return err
+			}
+		}
+		return runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: name, prompt: *prompt, system: *system}, out, errOut)
+	}
 	ids, err := promptTokens(l, *prompt, *promptIDs, *useChat, *system)
 	if err != nil {
 		return err
 	}
-	cache, err := l.backend.NewCache(g.window(l.model.Config))
+	cache, err := l.Backend.NewCache(g.window(l.Model.Config))
 	if err != nil {
 		return err
 	}
-	vocab := l.model.Config.VocabSize
-	gen := engine.NewGenerator(l.backend, engine.NewSampler(g.sampling, vocab), vocab)
+	vocab := l.Model.Config.VocabSize
+	gen := engine.NewGenerator(l.Backend, engine.NewSampler(g.sampling, vocab), vocab)
 	gen.MaxTokens = g.maxTokens
 	if !*ignoreEOS {
-		gen.StopTokens = l.stopTokens()
+		gen.StopTokens = l.StopTokens()
+	}
+	if cs != nil {
+		gen.Hook = cs.driver
 	}
 	p := newPrinter(l, out, *asJSON)
 	seq := &engine.Sequence{Cache: cache}
@@ -155,29 +200,29 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 }
 
 // promptTokens turns the prompt flags into token ids.
-func promptTokens(l *loaded, text, idList string, useChat bool, system string) ([]int32, error) {
+func promptTokens(l *conversation.Model, text, idList string, useChat bool, system string) ([]int32, error) {
 	if idList != "" {
-		return parseIDs(idList, l.model.Config.VocabSize)
+		return parseIDs(idList, l.Model.Config.VocabSize)
 	}
-	if err := l.needTokenizer(); err != nil {
+	if err := l.NeedTokenizer(); err != nil {
 		return nil, err
 	}
 	if !useChat {
-		ids := l.tok.Encode(text)
-		if bos := l.model.Config.BOSTokenID; bos != nil {
+		ids := l.Tok.Encode(text)
+		if bos := l.Model.Config.BOSTokenID; bos != nil {
 			ids = append([]int32{*bos}, ids...)
 		}
 		return ids, nil
 	}
-	if l.tmpl == nil {
-		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.model.Dir)
+	if l.Template == nil {
+		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.Model.Dir)
 	}
 	var msgs []chat.Message
 	if system != "" {
 		msgs = append(msgs, chat.Message{Role: "system", Content: system})
 	}
 	msgs = append(msgs, chat.Message{Role: "user", Content: text})
-	return l.tmpl.Encode(l.tok, msgs, chat.Options{AddGenerationPrompt: true})
+	return l.Template.Encode(l.Tok, msgs, chat.Options{AddGenerationPrompt: true})
 }
 
 func parseIDs(list string, vocab int) ([]int32, error) {
@@ -194,7 +239,7 @@ func parseIDs(list string, vocab int) ([]int32, error) {
 
 // printer streams the reply as text, or as JSON lines.
 type printer struct {
-	l      *loaded
+	l      *conversation.Model
 	out    io.Writer
 	json   *json.Encoder
 	stream interface {
@@ -203,14 +248,14 @@ type printer struct {
 	}
 }
 
-func newPrinter(l *loaded, out io.Writer, asJSON bool) *printer {
+func newPrinter(l *conversation.Model, out io.Writer, asJSON bool) *printer {
 	p := &printer{l: l, out: out}
 	if asJSON {
 		p.json = json.NewEncoder(out)
 		p.json.SetEscapeHTML(false)
 	}
-	if l.tok != nil {
-		p.stream = l.tok.NewStreamDecoder()
+	if l.Tok != nil {
+		p.stream = l.Tok.NewStreamDecoder()
 	}
 	return p
 }
@@ -260,15 +305,15 @@ type statsLine struct {
 	} `json:"stats"`
 }
 
-func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *loaded) error {
+func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *conversation.Model) error {
 	if asJSON {
 		var s statsLine
 		s.Stats.PromptTokens, s.Stats.PromptTPS = st.PromptTokens, st.PromptRate()
 		s.Stats.GenTokens, s.Stats.GenTPS = st.GenTokens, st.GenRate()
-		s.Stats.LoadSeconds, s.Stats.Stop, s.Stats.Backend = l.took.Seconds(), string(st.Reason), l.backend.Name()
+		s.Stats.LoadSeconds, s.Stats.Stop, s.Stats.Backend = l.LoadTime.Seconds(), string(st.Reason), l.Backend.Name()
 		return json.NewEncoder(out).Encode(s)
 	}
 	_, err := fmt.Fprintf(errOut, "prompt %d tokens, %.1f tok/s · reply %d tokens, %.1f tok/s · load %.2fs · stop: %s · %s\n",
-		st.PromptTokens, st.PromptRate(), st.GenTokens, st.GenRate(), l.took.Seconds(), st.Reason, l.backend.Name())
+		st.PromptTokens, st.PromptRate(), st.GenTokens, st.GenRate(), l.LoadTime.Seconds(), st.Reason, l.Backend.Name())
 	return err
 }

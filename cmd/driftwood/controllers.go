@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/driftwoodlabs/driftwood/controllers"
+	"github.com/driftwoodlabs/driftwood/conversation"
+)
+
+// cmdControllers implements "driftwood controllers [list|build]".
+func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("driftwood controllers", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	dir := fs.String("dir", controllers.DefaultDir(), "controllers folder")
+	src := fs.String("src", filepath.Join("controllers", "examples"), "with build: the controllers' source folder")
+	fs.Usage = func() {
+		fmt.Fprintln(errOut, "usage: driftwood controllers [list|build] [flags]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	verb := "list"
+	if len(pos) == 1 {
+		verb = pos[0]
+	} else if len(pos) > 1 {
+		return fmt.Errorf("unexpected argument %q", pos[1])
+	}
+	switch verb {
+	case "list":
+		rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
+		defer rt.Close()
+		reg, err := controllers.NewRegistry(rt, *dir)
+		if err != nil {
+			return err
+		}
+		defer reg.Close()
+		list := reg.List()
+		if len(list) == 0 {
+			fmt.Fprintf(out, "no controllers in %s; build the shipped ones with \"driftwood controllers build\" (from the repository)\n", *dir)
+		}
+		for _, e := range list {
+			fmt.Fprintf(out, "%-12s %s\n", e.Name, e.Path)
+		}
+		return nil
+	case "build":
+		files, err := controllers.Build(*src, *dir)
+		for _, f := range files {
+			fmt.Fprintln(out, f)
+		}
+		return err
+	}
+	return fmt.Errorf("unknown verb %q (want list or build)", verb)
+}
+
+// controllerFlags are the flags that pick a controller for a reply.
+type controllerFlags struct {
+	name, arg, dir string
+}
+
+func (c *controllerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.name, "controller", "", "controller name (in --controllers-dir) or .wasm/.wat path")
+	fs.StringVar(&c.arg, "controller-arg", "", "the controller's argument (a regex, a JSON schema, a JSON list...)")
+	fs.StringVar(&c.dir, "controllers-dir", controllers.DefaultDir(), "controllers folder")
+}
+
+// controllerSet is a running controller host for one model.
+type controllerSet struct {
+	rt     *controllers.Runtime
+	reg    *controllers.Registry
+	driver *controllers.Driver
+}
+
+// newControllerSet starts the controller host for m; log lines and faults
+// go to errOut.
+func newControllerSet(m *conversation.Model, dir string, errOut io.Writer) (*controllerSet, error) {
+	if m.Tok == nil {
+		return nil, errors.New("controllers need the model's tokenizer.json")
+	}
+	rt := controllers.NewRuntime(controllers.DefaultLimits(), controllers.DefaultCacheDir())
+	reg, err := controllers.NewRegistry(rt, dir)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	d := controllers.NewDriver(rt, controllers.NewVocab(m.Tok, m.Model.Config.VocabSize), controllers.NewKV(), reg, func(l controllers.Log) {
+		fmt.Fprintf(errOut, "[controller %s] %s\n", l.Controller, l.Text)
+	})
+	return &controllerSet{rt: rt, reg: reg, driver: d}, nil
+}
+
+// use activates a controller by name or path.
+func (s *controllerSet) use(name, arg string) error {
+	mod, err := s.reg.Get(name)
+	if err != nil {
+		return err
+	}
+	s.driver.Use(mod, arg)
+	return nil
+}
+
+func (s *controllerSet) Close() {
+	s.driver.Close()
+	s.reg.Close()
+	s.rt.Close()
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/controllers"
+	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/sessions"
+)
+
+// sessionRun is one `run --session` / `run --continue`.
+type sessionRun struct {
+	g              *genFlags
+	l              *conversation.Model
+	cs             *controllerSet // nil when the model has no tokenizer
+	cf             controllerFlags
+	store          sessions.Store
+	name           string
+	prompt, system string
+}
+
+// runSession restores the session (or starts it), replies to the prompt
+// and saves it, also when the reply was cut short by Ctrl-C.
+func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error {
+	var driver *controllers.Driver
+	if r.cs != nil {
+		driver = r.cs.driver
+	}
+	conv, err := conversation.New(*r.l, conversation.Options{Window: r.g.window(r.l.Model.Config), Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: driver})
+	if err != nil {
+		return err
+	}
+	path, err := r.store.Path(r.name)
+	if err != nil {
+		return err
+	}
+	if _, statErr := os.Stat(path); statErr == nil {
+		if err := restore(conv, r, errOut); err != nil {
+			return err
+		}
+	} else if r.system != "" {
+		conv.SetSystem(r.system)
+	}
+	reply, err := conv.Send(ctx, r.prompt, func(u conversation.Update) error {
+		_, werr := io.WriteString(out, u.Delta)
+		return werr
+	})
+	fmt.Fprintln(out)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	if err := conv.Save(r.store, r.name); err != nil {
+		return err
+	}
+	st := reply.Stats
+	fmt.Fprintf(errOut, "prompt %d tokens, %.1f tok/s · reply %d tokens, %.1f tok/s · stop: %s · saved session %s (%d tokens)\n",
+		st.PromptTokens, st.PromptRate(), st.GenTokens, st.GenRate(), st.Reason, r.name, conv.Tokens())
+	return nil
+}
+
+// restore loads the session into conv: the model state when the session
+// was made with this model, else the transcript alone (re-processed by the
+// next reply). The session's controller comes back unless the command
+// line names one.
+func restore(conv *conversation.Conversation, r sessionRun, errOut io.Writer) error {
+	start := time.Now()
+	snap, err := r.store.Open(r.name)
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	if err := conv.Restore(snap); err != nil {
+		fmt.Fprintf(errOut, "%v\nre-processing the transcript instead (slower, nothing is lost)\n", err)
+		if err := conv.RestoreTranscript(snap.Meta); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(errOut, "restored %d tokens in %s\n", conv.Tokens(), time.Since(start).Round(time.Microsecond))
+	}
+	if r.g.samplingSet() {
+		if err := conv.SetSampler(r.g.sampling); err != nil {
+			return err
+		}
+	}
+	if c := snap.Meta.Controller; c != nil && r.cf.name == "" && r.cs != nil {
+		if err := r.cs.use(c.Name, c.Arg); err != nil {
+			fmt.Fprintf(errOut, "the session's controller %s is not available (%v); continuing without it\n", c.Name, err)
+		} else if mod, _ := r.cs.driver.Current(); mod.SHA256 != c.SHA256 {
+			fmt.Fprintf(errOut, "note: controller %s changed since the session was saved\n", c.Name)
+		}
+	}
+	return nil
+}

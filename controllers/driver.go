@@ -1,0 +1,277 @@
+package controllers
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/driftwoodlabs/driftwood/controllers/sdk"
+	"github.com/driftwoodlabs/driftwood/engine"
+)
+
+// sparseLimit is the most allowed tokens for which the driver hands the
+// sampler a list instead of masking the whole vocabulary.
+const sparseLimit = 64
+
+// Log is a line for the user: a controller's output, or why it stopped.
+type Log struct {
+	Controller string
+	Text       string
+	// Fault marks the message that disabled the controller.
+	Fault bool
+}
+
+// Driver runs one conversation's controller inside the decode loop. It
+// implements engine.Hook: Begin hands the step to a worker goroutine that
+// calls the guest while the backend computes the logits; End waits for it
+// and applies the result, reading the mask in place from the guest's
+// memory. The controller can be switched at any time (Use, Off), also in
+// the middle of a reply. Close stops the worker.
+type Driver struct {
+	rt    *Runtime
+	vocab *Vocab
+	kv    *KV
+	logf  func(Log)
+	reg   *Registry // nil: no reloading
+
+	mu      sync.Mutex
+	next    *Module // set by Use/Off, taken by the worker
+	nextArg string
+	swapped bool
+
+	req     chan []int32
+	resp    chan outcome
+	done    chan struct{} // closed when the worker has stopped
+	pending bool          // a step is in flight
+	allowed []int32
+
+	// Owned by the worker goroutine (and by StartReply, which is only
+	// called between steps).
+	mod        *Module
+	arg        string
+	inst       *instance
+	told       int     // tokens of the sequence the instance has been given
+	seen       []int32 // those tokens
+	replyStart int
+	disabled   bool // faulted during this reply
+}
+
+type outcome struct {
+	active bool
+	res    stepResult
+}
+
+var _ engine.Hook = (*Driver)(nil)
+
+// NewDriver returns a driver with no controller active. kv is the
+// conversation's store (sessions restore it); logf receives log lines and
+// faults (it is called from the worker goroutine); reg, when not nil,
+// supplies newer builds of a module whose file changed.
+func NewDriver(rt *Runtime, vocab *Vocab, kv *KV, reg *Registry, logf func(Log)) *Driver {
+	d := &Driver{rt: rt, vocab: vocab, kv: kv, logf: logf, reg: reg,
+		req: make(chan []int32, 1), resp: make(chan outcome, 1), done: make(chan struct{}), allowed: make([]int32, 0, sparseLimit)}
+	go d.worker()
+	return d
+}
+
+// Use makes mod, with its argument, the active controller from the next
+// step on (the current reply's tokens so far are replayed to it).
+func (d *Driver) Use(mod *Module, arg string) {
+	d.mu.Lock()
+	d.next, d.nextArg, d.swapped = mod, arg, true
+	d.mu.Unlock()
+}
+
+// Off deactivates the controller from the next step on.
+func (d *Driver) Off() { d.Use(nil, "") }
+
+// Active names the active (or about to be active) controller and its
+// argument; name is "" when none.
+func (d *Driver) Active() (name, arg string) {
+	mod, arg := d.Current()
+	if mod == nil {
+		return "", ""
+	}
+	return mod.Name, arg
+}
+
+// Current returns the active (or about to be active) controller module
+// and its argument; mod is nil when none.
+func (d *Driver) Current() (mod *Module, arg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.swapped {
+		return d.next, d.nextArg
+	}
+	return d.mod, d.arg
+}
+
+// KV is the conversation's key-value store.
+func (d *Driver) KV() *KV { return d.kv }
+
+// Close stops the worker and drops the instance; it returns when both are
+// done. The driver must not be used afterwards.
+func (d *Driver) Close() {
+	close(d.req)
+	<-d.done
+}
+
+// StartReply is called by the decode loop before a reply whose first
+// token will be at position start; a controller disabled by a fault in
+// the previous reply gets a fresh instance.
+func (d *Driver) StartReply(start int) {
+	d.replyStart = start
+	d.disabled = false
+}
+
+// Begin implements engine.Hook.
+func (d *Driver) Begin(tokens []int32) {
+	d.pending = true
+	d.req <- tokens
+}
+
+// End implements engine.Hook.
+func (d *Driver) End(logits []float32) engine.Directive {
+	dir := engine.Directive{Temperature: -1}
+	if !d.pending {
+		return dir
+	}
+	d.pending = false
+	o := <-d.resp
+	if !o.active {
+		return dir
+	}
+	r := &o.res
+	if r.flags&sdk.FlagTemperature != 0 {
+		dir.Temperature = float64(r.temperature)
+	}
+	dir.Backtrack, dir.Force, dir.Stop = r.backtrack, r.force, r.flags&sdk.FlagStop != 0
+	if r.mask != nil {
+		dir.Allowed, dir.Candidates = d.applyMask(logits, r.mask)
+	}
+	return dir
+}
+
+// applyMask restricts logits to the tokens mask allows: as a list when
+// they are few (the logits are not touched), else by setting the others
+// to -Inf in place.
+func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, count int) {
+	words := min(len(mask), (len(logits)+31)/32)
+	for _, w := range mask[:words] {
+		count += bits.OnesCount32(w)
+	}
+	if count <= sparseLimit {
+		allowed = d.allowed[:0]
+		for i, w := range mask[:words] {
+			for w != 0 {
+				id := i*32 + bits.TrailingZeros32(w)
+				if id < len(logits) {
+					allowed = append(allowed, int32(id))
+				}
+				w &= w - 1
+			}
+		}
+		return allowed, count
+	}
+	inf := float32(math.Inf(-1))
+	for i, w := range mask[:words] {
+		if w == math.MaxUint32 {
+			continue
+		}
+		chunk := logits[i*32 : min(i*32+32, len(logits))]
+		for j := range chunk {
+			if w&(1<<j) == 0 {
+				chunk[j] = inf
+			}
+		}
+	}
+	return nil, count
+}
+
+// worker serves steps until Close.
+func (d *Driver) worker() {
+	defer close(d.done)
+	for tokens := range d.req {
+		d.resp <- d.step(tokens)
+	}
+	d.drop()
+}
+
+func (d *Driver) step(tokens []int32) outcome {
+	d.mu.Lock()
+	if d.swapped {
+		d.mod, d.arg, d.swapped = d.next, d.nextArg, false
+		d.drop()
+		d.disabled = false
+	}
+	d.mu.Unlock()
+	if d.mod == nil || d.disabled {
+		return outcome{}
+	}
+	if d.inst != nil && (len(tokens) < d.told || d.told < d.replyStart) && d.reg != nil {
+		// A new reply is the next use of the module: pick up a rebuilt file.
+		if m := d.reg.refresh(d.mod, d.log); m != d.mod {
+			d.mod = m
+			d.drop()
+		}
+	}
+	if d.inst != nil && (len(tokens) < d.told || !slices.Equal(tokens[:d.told], d.seen[:d.told])) {
+		d.drop() // the conversation was rewound or replaced (regenerate, load)
+	}
+	if d.inst == nil {
+		st := &instanceState{kv: d.kv, vocab: d.vocab, rng: rand.NewChaCha8([32]byte{'d', 'w'}), logf: d.log}
+		inst, err := d.rt.instantiate(d.mod, st, d.arg)
+		if err != nil {
+			return d.fault(err)
+		}
+		d.inst, d.told = inst, 0
+	}
+	if d.told < d.replyStart {
+		rc, err := d.inst.callTokens(d.inst.begin, "dw_begin", tokens[d.told:d.replyStart])
+		if err == nil && rc != 0 {
+			err = d.inst.bad("dw_begin returned %d", rc)
+		}
+		if err != nil {
+			return d.fault(err)
+		}
+		d.seen = append(d.seen[:d.told], tokens[d.told:d.replyStart]...)
+		d.told = d.replyStart
+	}
+	res, err := d.inst.runStep(tokens[d.told:])
+	if err != nil {
+		return d.fault(err)
+	}
+	d.seen = append(d.seen[:d.told], tokens[d.told:]...)
+	d.told = len(tokens) - min(res.backtrack, len(tokens)-d.replyStart)
+	return outcome{active: true, res: res}
+}
+
+// fault disables the controller for the rest of the reply; the instance
+// is never called again.
+func (d *Driver) fault(err error) outcome {
+	d.disabled = true
+	d.drop()
+	name := ""
+	if d.mod != nil {
+		name = d.mod.Name
+	}
+	if d.logf != nil {
+		d.logf(Log{Controller: name, Text: err.Error() + " (controller off until the next reply)", Fault: true})
+	}
+	return outcome{}
+}
+
+func (d *Driver) log(line string) {
+	if d.logf != nil && d.mod != nil {
+		d.logf(Log{Controller: d.mod.Name, Text: line})
+	}
+}
+
+func (d *Driver) drop() {
+	if d.inst != nil {
+		d.inst.close()
+		d.inst = nil
+	}
+}

@@ -1,0 +1,295 @@
+package controllers
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/bytecodealliance/wasmtime-go/v39"
+
+	"github.com/driftwoodlabs/driftwood/controllers/sdk"
+)
+
+// Result-record limits beyond the ABI's layout.
+const (
+	maxForce    = 4096 // forced tokens in one step
+	maxLogLine  = 4096 // bytes of one captured output line
+	knownFlags  = sdk.FlagMask | sdk.FlagStop | sdk.FlagTemperature | sdk.FlagForce | sdk.FlagBacktrack
+	minTokenBuf = 1024
+)
+
+// instanceState is what the host functions of one instance reach through
+// its store.
+type instanceState struct {
+	kv    *KV
+	vocab *Vocab
+	rng   *rand.ChaCha8
+	clock uint64
+	line  []byte // output not yet ended by a newline
+	logf  func(string)
+}
+
+func (s *instanceState) log(msg string) {
+	if s.logf != nil {
+		s.logf(msg)
+	}
+}
+
+// write collects stdout/stderr bytes into lines.
+func (s *instanceState) write(b []byte) {
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		if room := maxLogLine - len(s.line); room > 0 {
+			s.line = append(s.line, b[:min(i, room)]...)
+		}
+		if i == len(b) {
+			return
+		}
+		s.log(string(s.line))
+		s.line = s.line[:0]
+		b = b[i+1:]
+	}
+}
+
+// instance is one running controller.
+type instance struct {
+	mod    *Module
+	store  *wasmtime.Store
+	mem    *wasmtime.Memory
+	state  *instanceState
+	limits Limits
+	vocabN int
+	alloc  *wasmtime.Func
+	begin  *wasmtime.Func
+	step   *wasmtime.Func
+	tokPtr int32 // guest buffer for tokens
+	tokCap int32
+	force  []int32 // forced ids copied out of the guest
+}
+
+// instantiate creates an instance of mod and runs its initialisation:
+// _initialize, the ABI version check and dw_init with arg and the
+// vocabulary, all within the init time budget.
+func (rt *Runtime) instantiate(mod *Module, st *instanceState, arg string) (*instance, error) {
+	store := wasmtime.NewStoreWithData(rt.engine, st)
+	store.Limiter(rt.limits.Memory, -1, -1, -1, -1)
+	in := &instance{mod: mod, store: store, state: st, limits: rt.limits, vocabN: len(st.vocab.Tokens)}
+	ok := false
+	defer func() {
+		if !ok {
+			in.close()
+		}
+	}()
+	deadline := time.Now().Add(rt.limits.InitTime)
+	store.SetEpochDeadline(ticks(rt.limits.InitTime))
+	wi, err := mod.linker.Instantiate(store, mod.module)
+	if err != nil {
+		return nil, in.fault("instantiate", err)
+	}
+	in.mem = wi.GetExport(store, "memory").Memory()
+	in.alloc, in.begin, in.step = wi.GetFunc(store, "dw_alloc"), wi.GetFunc(store, "dw_begin"), wi.GetFunc(store, "dw_step")
+	if f := wi.GetFunc(store, "_initialize"); f != nil {
+		if _, err := f.Call(store); err != nil {
+			return nil, in.fault("_initialize", err)
+		}
+	}
+	remaining := func() time.Duration { return max(time.Until(deadline), time.Millisecond) }
+	v, err := in.call(wi.GetFunc(store, "dw_abi_version"), "dw_abi_version", remaining())
+	if err != nil {
+		return nil, err
+	}
+	if v != ABIVersion {
+		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, ABIVersion)
+	}
+	argPtr, err := in.put([]byte(arg), remaining())
+	if err != nil {
+		return nil, err
+	}
+	vocabPtr, err := in.put(st.vocab.blob, remaining())
+	if err != nil {
+		return nil, err
+	}
+	rc, err := in.call(wi.GetFunc(store, "dw_init"), "dw_init", remaining(), argPtr, int32(len(arg)), vocabPtr, int32(len(st.vocab.blob)), int32(in.vocabN))
+	if err != nil {
+		return nil, err
+	}
+	if rc != 0 {
+		return nil, fmt.Errorf("controller %s refused its argument %q (dw_init returned %d)", mod.Name, arg, rc)
+	}
+	ok = true
+	return in, nil
+}
+
+func (in *instance) close() {
+	if in.store != nil {
+		in.store.Close()
+		in.store = nil
+	}
+}
+
+// call runs one export within budget and returns its i32 result.
+func (in *instance) call(f *wasmtime.Func, name string, budget time.Duration, args ...any) (int32, error) {
+	in.store.SetEpochDeadline(ticks(budget))
+	res, err := f.Call(in.store, args...)
+	if err != nil {
+		return 0, in.fault(name, err)
+	}
+	v, ok := res.(int32)
+	if !ok {
+		return 0, fmt.Errorf("controller %s: %s returned %T, want i32", in.mod.Name, name, res)
+	}
+	return v, nil
+}
+
+// fault turns a failed call into the message the user sees.
+func (in *instance) fault(name string, err error) error {
+	var trap *wasmtime.Trap
+	reason := err.Error()
+	// wasmtime puts a host function's own message after the backtrace.
+	if _, cause, ok := strings.Cut(reason, "Caused by:"); ok {
+		reason = strings.TrimSpace(cause)
+	}
+	reason = firstLine(reason)
+	if errors.As(err, &trap) && trap.Code() != nil {
+		switch *trap.Code() {
+		case wasmtime.Interrupt:
+			budget := in.limits.StepTime
+			if name != "dw_step" && name != "dw_begin" {
+				budget = in.limits.InitTime
+			}
+			reason = fmt.Sprintf("ran past its %v time budget", budget)
+		case wasmtime.UnreachableCodeReached:
+			reason = "trapped (unreachable: a panic or abort)"
+		case wasmtime.MemoryOutOfBounds:
+			reason = "trapped (memory access out of bounds)"
+		case wasmtime.StackOverflow:
+			reason = "trapped (stack overflow)"
+		}
+	}
+	if len(in.state.line) > 0 { // an unfinished last line is often the panic message
+		in.state.log(string(in.state.line))
+		in.state.line = in.state.line[:0]
+	}
+	return fmt.Errorf("controller %s: %s %s", in.mod.Name, name, reason)
+}
+
+// memory is the guest's memory as it is now (it moves when it grows).
+func (in *instance) memory() []byte { return in.mem.UnsafeData(in.store) }
+
+// put copies b into memory from dw_alloc and returns its address.
+func (in *instance) put(b []byte, budget time.Duration) (int32, error) {
+	p, err := in.call(in.alloc, "dw_alloc", budget, int32(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	dst := span(in.memory(), p, int32(len(b)))
+	if p == 0 || dst == nil {
+		return 0, fmt.Errorf("controller %s: dw_alloc(%d) returned %d, outside its memory", in.mod.Name, len(b), p)
+	}
+	copy(dst, b)
+	return p, nil
+}
+
+// writeTokens puts ids in the guest's token buffer, growing it when needed.
+func (in *instance) writeTokens(ids []int32) (int32, error) {
+	if int32(len(ids)) > in.tokCap {
+		n := max(int32(len(ids)), 2*in.tokCap, minTokenBuf)
+		p, err := in.call(in.alloc, "dw_alloc", in.limits.StepTime, 4*n)
+		if err != nil {
+			return 0, err
+		}
+		if p == 0 || span(in.memory(), p, 4*n) == nil {
+			return 0, fmt.Errorf("controller %s: dw_alloc(%d) returned %d, outside its memory", in.mod.Name, 4*n, p)
+		}
+		in.tokPtr, in.tokCap = p, n
+	}
+	buf := span(in.memory(), in.tokPtr, 4*int32(len(ids)))
+	for i, id := range ids {
+		binary.LittleEndian.PutUint32(buf[4*i:], uint32(id))
+	}
+	return in.tokPtr, nil
+}
+
+// callTokens calls dw_begin or dw_step with ids.
+func (in *instance) callTokens(f *wasmtime.Func, name string, ids []int32) (int32, error) {
+	p, err := in.writeTokens(ids)
+	if err != nil {
+		return 0, err
+	}
+	return in.call(f, name, in.limits.StepTime, p, int32(len(ids)))
+}
+
+// stepResult is a parsed result record. mask views the guest's memory in
+// place; it is valid until the next call into the guest.
+type stepResult struct {
+	flags       uint32
+	mask        []uint32
+	backtrack   int
+	force       []int32
+	temperature float32
+}
+
+// runStep calls dw_step and validates its result record.
+func (in *instance) runStep(ids []int32) (stepResult, error) {
+	var r stepResult
+	p, err := in.callTokens(in.step, "dw_step", ids)
+	if err != nil || p == 0 {
+		return r, err
+	}
+	mem := in.memory()
+	rec := span(mem, p, sdk.ResultSize)
+	if rec == nil || p%4 != 0 {
+		return r, in.bad("result record at %d is outside memory or misaligned", p)
+	}
+	le := binary.LittleEndian
+	r.flags = le.Uint32(rec)
+	if r.flags&^knownFlags != 0 {
+		return r, in.bad("result flags %#x has unknown bits", r.flags)
+	}
+	if r.flags&sdk.FlagMask != 0 {
+		mp, words := int32(le.Uint32(rec[4:])), int32((in.vocabN+31)/32)
+		m := span(mem, mp, 4*words)
+		if m == nil || mp%4 != 0 {
+			return r, in.bad("mask at %d (%d words) is outside memory or misaligned", mp, words)
+		}
+		r.mask = unsafe.Slice((*uint32)(unsafe.Pointer(&m[0])), words)
+	}
+	if r.flags&sdk.FlagBacktrack != 0 {
+		r.backtrack = int(le.Uint32(rec[8:]))
+	}
+	if r.flags&sdk.FlagForce != 0 {
+		fp, n := int32(le.Uint32(rec[12:])), int32(le.Uint32(rec[16:]))
+		ids := span(mem, fp, 4*n)
+		if ids == nil || n > maxForce {
+			return r, in.bad("%d forced tokens at %d lie outside memory (or more than %d)", n, fp, maxForce)
+		}
+		in.force = in.force[:0]
+		for i := int32(0); i < n; i++ {
+			id := int32(le.Uint32(ids[4*i:]))
+			if id < 0 || int(id) >= in.vocabN {
+				return r, in.bad("forced token id %d is outside the vocabulary of %d", id, in.vocabN)
+			}
+			in.force = append(in.force, id)
+		}
+		r.force = in.force
+	}
+	if r.flags&sdk.FlagTemperature != 0 {
+		r.temperature = math.Float32frombits(le.Uint32(rec[20:]))
+		if !(r.temperature >= 0) || math.IsInf(float64(r.temperature), 0) {
+			return r, in.bad("temperature %g is not a finite number ≥ 0", r.temperature)
+		}
+	}
+	return r, nil
+}
+
+func (in *instance) bad(format string, args ...any) error {
+	return fmt.Errorf("controller %s: malformed step result: %s", in.mod.Name, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,97 @@
+package controllers
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+)
+
+// KV limits (ABI.md).
+const (
+	maxKeyLen   = 256
+	maxValueLen = 64 << 10
+	maxKVTotal  = 1 << 20
+)
+
+// KV is a conversation's key-value store for its controller: it outlives
+// instances and faults, and sessions save it. Safe for concurrent use.
+type KV struct {
+	mu    sync.Mutex
+	m     map[string][]byte
+	total int // bytes of keys and values
+}
+
+// NewKV returns an empty store.
+func NewKV() *KV { return &KV{m: map[string][]byte{}} }
+
+// Get returns a copy-free view of key's value; the caller must not keep it
+// past the next write.
+func (kv *KV) Get(key string) ([]byte, bool) {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	v, ok := kv.m[key]
+	return v, ok
+}
+
+// Set stores val (copied) under key.
+func (kv *KV) Set(key string, val []byte) error {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	return kv.put(key, append([]byte(nil), val...))
+}
+
+// Append adds val to key's value, creating it.
+func (kv *KV) Append(key string, val []byte) error {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	old := kv.m[key]
+	return kv.put(key, append(append(make([]byte, 0, len(old)+len(val)), old...), val...))
+}
+
+func (kv *KV) put(key string, val []byte) error {
+	switch {
+	case len(key) == 0 || len(key) > maxKeyLen:
+		return fmt.Errorf("kv: key of %d bytes (want 1 to %d)", len(key), maxKeyLen)
+	case len(val) > maxValueLen:
+		return fmt.Errorf("kv: value of %d bytes exceeds %d", len(val), maxValueLen)
+	}
+	total := kv.total + len(val)
+	if old, ok := kv.m[key]; ok {
+		total -= len(old)
+	} else {
+		total += len(key)
+	}
+	if total > maxKVTotal {
+		return fmt.Errorf("kv: store would hold %d bytes, more than %d", total, maxKVTotal)
+	}
+	kv.m[key] = val
+	kv.total = total
+	return nil
+}
+
+// Snapshot copies the store's contents (for saving a session).
+func (kv *KV) Snapshot() map[string][]byte {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	out := make(map[string][]byte, len(kv.m))
+	for k, v := range kv.m {
+		out[k] = append([]byte(nil), v...)
+	}
+	return out
+}
+
+// Restore replaces the contents with m (a saved session's), checking the
+// limits.
+func (kv *KV) Restore(m map[string][]byte) error {
+	fresh := NewKV()
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if err := fresh.put(k, append([]byte(nil), m[k]...)); err != nil {
+			return err
+		}
+	}
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	kv.m, kv.total = fresh.m, fresh.total
+	return nil
+}

@@ -1,0 +1,265 @@
+// Package controllers hosts WebAssembly controllers: sandboxed modules that
+// see every token of a reply and restrict what may come next (ABI.md). It
+// compiles and caches modules, runs one instance per conversation behind
+// engine.Hook, survives every guest fault, and reloads changed modules.
+//
+// Built on wasmtime-go, which has no component model: controllers are core
+// Wasm modules with the small ABI of ABI.md.
+package controllers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bytecodealliance/wasmtime-go/v39"
+)
+
+// ABIVersion is the controller ABI this host implements.
+const ABIVersion = 1
+
+// Limits bound what a controller may use.
+type Limits struct {
+	// InitTime bounds _initialize plus dw_init.
+	InitTime time.Duration
+	// StepTime bounds one dw_begin or dw_step.
+	StepTime time.Duration
+	// Memory bounds the guest's linear memory in bytes.
+	Memory int64
+}
+
+// DefaultLimits are the limits of ABI.md.
+func DefaultLimits() Limits {
+	return Limits{InitTime: 2 * time.Second, StepTime: 50 * time.Millisecond, Memory: 256 << 20}
+}
+
+// epochTick is how often the runtime advances wasmtime's epoch; time
+// budgets are counted in ticks.
+const epochTick = time.Millisecond
+
+// Runtime compiles controllers and runs their instances. One Runtime
+// serves the whole process.
+type Runtime struct {
+	engine   *wasmtime.Engine
+	limits   Limits
+	cacheDir string // compiled modules; "" disables the disk cache
+	stop     chan struct{}
+	stopped  chan struct{} // closed when the ticker has returned
+	once     sync.Once
+	mu       sync.Mutex
+	modules  []*Module // closed with the runtime
+}
+
+// NewRuntime starts a runtime. cacheDir holds compiled modules keyed by the
+// module's sha256 and the engine's settings ("" for no disk cache).
+func NewRuntime(limits Limits, cacheDir string) *Runtime {
+	// A fault's backtrace costs ~10 ms per trap; the user never sees it.
+	os.Unsetenv("RUST_BACKTRACE")
+	cfg := wasmtime.NewConfig()
+	cfg.SetEpochInterruption(true)
+	rt := &Runtime{engine: wasmtime.NewEngineWithConfig(cfg), limits: limits, cacheDir: cacheDir, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go rt.tick()
+	return rt
+}
+
+// tick advances the epoch so that a running guest is interrupted once its
+// deadline (set before each call) passes.
+func (rt *Runtime) tick() {
+	t := time.NewTicker(epochTick)
+	defer t.Stop()
+	defer close(rt.stopped)
+	for {
+		select {
+		case <-t.C:
+			rt.engine.IncrementEpoch()
+		case <-rt.stop:
+			return
+		}
+	}
+}
+
+// Close stops the runtime and frees its modules and engine. Drivers must
+// be closed first; nothing of the runtime may be used afterwards.
+// (wasmtime-go's finalizers run in no particular order, so freeing a
+// module after its engine would crash: the runtime frees them in order.)
+func (rt *Runtime) Close() {
+	rt.once.Do(func() {
+		close(rt.stop)
+		<-rt.stopped
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		for _, m := range rt.modules {
+			m.linker.Close()
+			m.module.Close()
+		}
+		rt.modules = nil
+		rt.engine.Close()
+	})
+}
+
+// ticks converts a time budget to epoch ticks.
+func ticks(d time.Duration) uint64 { return uint64(d/epochTick) + 1 }
+
+// settingsKey names the engine settings in compiled-module cache entries:
+// a precompiled module only loads into an engine with the same settings.
+const settingsKey = "wasmtime-go-v39.0.1-epoch"
+
+// Module is a compiled controller.
+type Module struct {
+	Name   string // file name without extension
+	Path   string
+	SHA256 string // of the .wasm bytes (or of the .wat source)
+	module *wasmtime.Module
+	linker *wasmtime.Linker
+}
+
+// LoadFile compiles the controller at path (.wasm, or .wat text), using
+// the disk cache when it holds this module compiled with these settings.
+//
+// # Errors
+//
+// A file that cannot be read, is not Wasm, fails to compile, or lacks the
+// ABI's exports gives an error naming the file and what is wrong.
+func (rt *Runtime) LoadFile(path string) (*Module, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", path, err)
+	}
+	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".wasm"), ".wat")
+	m, err := rt.Load(name, src)
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", path, err)
+	}
+	m.Path = path
+	return m, nil
+}
+
+// Load compiles a controller from its bytes (Wasm binary or WAT text).
+func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
+	sum := sha256.Sum256(src)
+	m := &Module{Name: name, SHA256: hex.EncodeToString(sum[:])}
+	cached := ""
+	if rt.cacheDir != "" {
+		cached = filepath.Join(rt.cacheDir, m.SHA256+"-"+settingsKey+".cwasm")
+		// Read, not mapped: a cache file truncated by another process must
+		// give a compile, not a SIGBUS.
+		if data, err := os.ReadFile(cached); err == nil {
+			if mod, err := wasmtime.NewModuleDeserialize(rt.engine, data); err == nil {
+				m.module = mod
+			}
+		}
+	}
+	if m.module == nil {
+		wasm := src
+		if !isWasmBinary(src) {
+			var err error
+			if wasm, err = wasmtime.Wat2Wasm(string(src)); err != nil {
+				return nil, fmt.Errorf("neither a Wasm binary nor valid WAT: %v", firstLine(err.Error()))
+			}
+		}
+		mod, err := wasmtime.NewModule(rt.engine, wasm)
+		if err != nil {
+			return nil, fmt.Errorf("does not compile: %v", firstLine(err.Error()))
+		}
+		m.module = mod
+		if cached != "" {
+			rt.store(cached, mod)
+		}
+	}
+	if err := checkExports(m.module); err != nil {
+		m.module.Close()
+		return nil, err
+	}
+	linker, err := rt.newLinker(m.module)
+	if err != nil {
+		m.module.Close()
+		return nil, err
+	}
+	m.linker = linker
+	rt.mu.Lock()
+	rt.modules = append(rt.modules, m)
+	rt.mu.Unlock()
+	return m, nil
+}
+
+// store writes a compiled module to the cache atomically; a failure only
+// costs the next load a compile.
+func (rt *Runtime) store(path string, mod *wasmtime.Module) {
+	data, err := mod.Serialize()
+	if err != nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cwasm-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+func isWasmBinary(b []byte) bool {
+	return len(b) >= 4 && string(b[:4]) == "\x00asm"
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// requiredExports are the ABI's exports and their signatures.
+var requiredExports = map[string]string{
+	"dw_abi_version": "()->(i32)",
+	"dw_alloc":       "(i32)->(i32)",
+	"dw_init":        "(i32,i32,i32,i32,i32)->(i32)",
+	"dw_begin":       "(i32,i32)->(i32)",
+	"dw_step":        "(i32,i32)->(i32)",
+}
+
+func checkExports(mod *wasmtime.Module) error {
+	have := map[string]*wasmtime.ExternType{}
+	for _, e := range mod.Exports() {
+		have[e.Name()] = e.Type()
+	}
+	var missing []string
+	if mt, ok := have["memory"]; !ok || mt.MemoryType() == nil {
+		missing = append(missing, "memory")
+	}
+	for name, sig := range requiredExports {
+		et, ok := have[name]
+		if !ok || et.FuncType() == nil {
+			missing = append(missing, name)
+			continue
+		}
+		if got := signature(et.FuncType()); got != sig {
+			return fmt.Errorf("export %s has type %s, ABI v%d wants %s", name, got, ABIVersion, sig)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("not a Driftwood controller: missing exports %s (see controllers/ABI.md)", strings.Join(slices.Sorted(slices.Values(missing)), ", "))
+	}
+	return nil
+}
+
+func signature(ft *wasmtime.FuncType) string {
+	list := func(vs []*wasmtime.ValType) string {
+		s := make([]string, len(vs))
+		for i, v := range vs {
+			s[i] = v.Kind().String()
+		}
+		return "(" + strings.Join(s, ",") + ")"
+	}
+	return list(ft.Params()) + "->" + list(ft.Results())
+}

@@ -1,0 +1,135 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// The instance's state between calls from the host.
+var (
+	ctrl   Controller
+	result Result                 // the last step's answer, kept alive with its mask and forced tokens
+	record [ResultSize / 4]uint32 // the result record, 4-byte aligned
+	pinned [][]byte               // buffers handed out by dw_alloc, never freed
+	host   wasmHost
+)
+
+// dwABIVersion tells the host which ABI the module speaks.
+//
+//go:wasmexport dw_abi_version
+func dwABIVersion() int32 { return ABIVersion }
+
+// dwAlloc returns size bytes for the host to fill. The memory stays
+// valid (and allocated) for the instance's lifetime, so a host should
+// reuse a buffer rather than allocate one per call.
+//
+//go:wasmexport dw_alloc
+func dwAlloc(size int32) unsafe.Pointer {
+	if size < 0 {
+		return nil
+	}
+	buf := make([]byte, max(size, 1))
+	pinned = append(pinned, buf)
+	return unsafe.Pointer(&buf[0])
+}
+
+// dwInit creates the registered controller and initialises it.
+//
+//go:wasmexport dw_init
+func dwInit(argPtr unsafe.Pointer, argLen int32, vocabPtr unsafe.Pointer, vocabLen, nVocab int32) int32 {
+	defer logPanic()
+	if newController == nil {
+		host.Log("sdk: no controller registered: call sdk.Register from an init function")
+		return 1
+	}
+	v, err := ParseVocab(bytesAt(vocabPtr, vocabLen), int(nVocab))
+	if err != nil {
+		host.Log("sdk: " + err.Error())
+		return 1
+	}
+	c := newController()
+	if err := c.Init(string(bytesAt(argPtr, argLen)), v, host); err != nil {
+		host.Log(err.Error())
+		return 1
+	}
+	ctrl = c
+	return 0
+}
+
+// dwBegin starts a reply.
+//
+//go:wasmexport dw_begin
+func dwBegin(tokPtr unsafe.Pointer, n int32) int32 {
+	defer logPanic()
+	if ctrl == nil {
+		host.Log("sdk: dw_begin before a successful dw_init")
+		return 1
+	}
+	if err := ctrl.Begin(tokensAt(tokPtr, n)); err != nil {
+		host.Log(err.Error())
+		return 1
+	}
+	return 0
+}
+
+// dwStep runs one step and returns the address of the result record, or
+// 0 for no constraint.
+//
+//go:wasmexport dw_step
+func dwStep(tokPtr unsafe.Pointer, n int32) uint32 {
+	defer logPanic()
+	if ctrl == nil {
+		panic("sdk: dw_step before a successful dw_init")
+	}
+	result.Reset()
+	ctrl.Step(tokensAt(tokPtr, n), &result)
+	if result.Flags() == 0 {
+		return 0
+	}
+	var maskPtr, forcePtr uint32
+	if result.Mask != nil && len(result.Mask.Words()) > 0 {
+		maskPtr = addr(unsafe.Pointer(&result.Mask.Words()[0]))
+	}
+	if len(result.Force) > 0 {
+		forcePtr = addr(unsafe.Pointer(&result.Force[0]))
+	}
+	rec := unsafe.Slice((*byte)(unsafe.Pointer(&record[0])), ResultSize)
+	result.AppendRecord(rec[:0], maskPtr, forcePtr)
+	return addr(unsafe.Pointer(&record[0]))
+}
+
+// logPanic sends a panic's message to the log import before letting it
+// trap.
+func logPanic() {
+	if e := recover(); e != nil {
+		host.Log(fmt.Sprint("panic: ", e))
+		panic(e)
+	}
+}
+
+// addr returns p as a linear-memory offset.
+func addr(p unsafe.Pointer) uint32 { return uint32(uintptr(p)) }
+
+func bytesAt(p unsafe.Pointer, n int32) []byte {
+	if p == nil || n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+func tokensAt(p unsafe.Pointer, n int32) []int32 {
+	if p == nil || n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(p), n)
+}
+
+// data returns a pointer to b's first byte, or nil when b is empty.
+func data(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}

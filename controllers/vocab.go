@@ -1,0 +1,28 @@
+package controllers
+
+import (
+	"github.com/driftwoodlabs/driftwood/controllers/sdk"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+)
+
+// Vocab is the vocabulary as controllers see it: every token's bytes and
+// whether it is special, encoded once in the ABI's layout.
+type Vocab struct {
+	Tokens  [][]byte
+	Special []bool
+	// Encode tokenises plain text (the tokenize import); nil refuses.
+	Encode func(string) []int32
+	blob   []byte
+}
+
+// NewVocab builds the vocabulary of tok for a model with n logits (ids
+// the tokenizer lacks get no bytes).
+func NewVocab(tok *tokenizer.Tokenizer, n int) *Vocab {
+	v := &Vocab{Tokens: make([][]byte, n), Special: make([]bool, n), Encode: tok.Encode}
+	for id := range v.Tokens {
+		v.Tokens[id] = tok.TokenBytes(int32(id))
+		v.Special[id] = tok.IsSpecial(int32(id))
+	}
+	v.blob = sdk.EncodeVocab(v.Tokens, v.Special)
+	return v
+}

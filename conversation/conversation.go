@@ -1,0 +1,217 @@
+// Package conversation is a chat with one model: the transcript, the
+// model's state (tokens and KV cache), sampling, the controller, and saving
+// and restoring it as a session. The CLI and the TUI both drive it.
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/controllers"
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+)
+
+// Model is what a conversation runs on.
+type Model struct {
+	// Name is how the user named the model (a repo id or a folder).
+	Name     string
+	Model    *engine.Model
+	Tok      *tokenizer.Tokenizer
+	Template *chat.Template
+	Backend  engine.Backend
+	// LoadTime is how long Open took (without a download).
+	LoadTime time.Duration
+}
+
+// Options configures a conversation.
+type Options struct {
+	// Window is the context window in tokens.
+	Window    int
+	Sampler   engine.SamplerConfig
+	MaxTokens int
+	// Controller, when not nil, sees every step of every reply.
+	Controller *controllers.Driver
+}
+
+// Conversation is one chat. It is not safe for concurrent use, except
+// that the controller may be switched while a reply runs.
+type Conversation struct {
+	m        Model
+	opt      Options
+	seq      *engine.Sequence
+	messages []chat.Message
+	created  time.Time
+	stop     []int32
+}
+
+// Update is one change to the reply being generated.
+type Update struct {
+	Event engine.Event
+	// Delta is the text the event appended (empty for a backtrack or a
+	// token that ends inside a UTF-8 sequence).
+	Delta string
+	// Text is the whole reply so far.
+	Text string
+}
+
+// Reply is a finished reply.
+type Reply struct {
+	Text  string
+	Stats engine.Stats
+}
+
+// New starts an empty conversation.
+func New(m Model, opt Options) (*Conversation, error) {
+	if m.Tok == nil || m.Template == nil {
+		return nil, fmt.Errorf("model %s has no tokenizer.json or no chat template, so it cannot chat", m.Model.Dir)
+	}
+	c := &Conversation{m: m, opt: opt, created: time.Now().UTC()}
+	if err := c.reset(); err != nil {
+		return nil, err
+	}
+	c.stop = m.StopTokens()
+	return c, nil
+}
+
+func (c *Conversation) reset() error {
+	cache, err := c.m.Backend.NewCache(c.opt.Window)
+	if err != nil {
+		return err
+	}
+	c.seq = &engine.Sequence{Cache: cache}
+	return nil
+}
+
+// Messages is the transcript (the system message first, if any).
+func (c *Conversation) Messages() []chat.Message { return c.messages }
+
+// Tokens is the number of positions the model holds.
+func (c *Conversation) Tokens() int { return c.seq.Cache.Len() }
+
+// Window is the context window.
+func (c *Conversation) Window() int { return c.opt.Window }
+
+// Sampler returns the sampling settings; SetSampler changes them for the
+// next reply.
+func (c *Conversation) Sampler() engine.SamplerConfig { return c.opt.Sampler }
+
+// SetSampler sets the sampling for the next reply.
+func (c *Conversation) SetSampler(s engine.SamplerConfig) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	c.opt.Sampler = s
+	return nil
+}
+
+// SetMaxTokens bounds the next replies (0: no bound).
+func (c *Conversation) SetMaxTokens(n int) { c.opt.MaxTokens = n }
+
+// MaxTokens is the bound on a reply's length.
+func (c *Conversation) MaxTokens() int { return c.opt.MaxTokens }
+
+// Controller is the conversation's controller driver, or nil.
+func (c *Conversation) Controller() *controllers.Driver { return c.opt.Controller }
+
+// SetSystem sets (or, with "", removes) the system prompt.
+func (c *Conversation) SetSystem(text string) {
+	if len(c.messages) > 0 && c.messages[0].Role == "system" {
+		c.messages = c.messages[1:]
+	}
+	if text != "" {
+		c.messages = append([]chat.Message{{Role: "system", Content: text}}, c.messages...)
+	}
+}
+
+// Clear starts over, keeping the system prompt, the sampling and the
+// controller.
+func (c *Conversation) Clear() {
+	if len(c.messages) > 0 && c.messages[0].Role == "system" {
+		c.messages = c.messages[:1]
+	} else {
+		c.messages = nil
+	}
+	c.created = time.Now().UTC()
+	c.truncate(0)
+}
+
+func (c *Conversation) truncate(n int) {
+	c.seq.Tokens = c.seq.Tokens[:n]
+	c.seq.Cache.Truncate(n)
+}
+
+// Send adds a user message and generates the reply, streaming it to
+// emit. On cancellation (ctx) or error the partial reply is kept in the
+// transcript and returned with the error.
+func (c *Conversation) Send(ctx context.Context, text string, emit func(Update) error) (Reply, error) {
+	c.messages = append(c.messages, chat.Message{Role: "user", Content: text})
+	return c.generate(ctx, emit)
+}
+
+// Regenerate replaces the last reply with a new one, reusing the KV cache
+// up to the previous turn.
+func (c *Conversation) Regenerate(ctx context.Context, emit func(Update) error) (Reply, error) {
+	n := len(c.messages)
+	if n == 0 || c.messages[n-1].Role != "assistant" {
+		return Reply{}, errors.New("there is no reply to regenerate")
+	}
+	c.messages = c.messages[:n-1]
+	return c.generate(ctx, emit)
+}
+
+func (c *Conversation) generate(ctx context.Context, emit func(Update) error) (Reply, error) {
+	ids, err := c.m.Template.Encode(c.m.Tok, c.messages, chat.Options{AddGenerationPrompt: true, Now: c.created})
+	if err != nil {
+		return Reply{}, err
+	}
+	// Reuse the cache for the longest common prefix; at least the last
+	// prompt token is run again to get fresh logits.
+	p := 0
+	for p < len(ids) && p < len(c.seq.Tokens) && ids[p] == c.seq.Tokens[p] {
+		p++
+	}
+	p = min(p, len(ids)-1)
+	c.truncate(p)
+
+	vocab := c.m.Model.Config.VocabSize
+	gen := engine.NewGenerator(c.m.Backend, engine.NewSampler(c.opt.Sampler, vocab), vocab)
+	gen.StopTokens, gen.MaxTokens = c.stop, c.opt.MaxTokens
+	if c.opt.Controller != nil {
+		gen.Hook = c.opt.Controller
+	}
+	stream := c.m.Tok.NewStreamDecoder()
+	var reply []int32
+	text := ""
+	st, err := gen.Generate(ctx, c.seq, ids[p:], func(e engine.Event) error {
+		u := Update{Event: e}
+		if e.Backtrack > 0 {
+			reply = reply[:len(reply)-e.Backtrack]
+			stream.Reset()
+			text = c.m.Tok.Decode(reply)
+		}
+		if e.Token >= 0 {
+			reply = append(reply, e.Token)
+			u.Delta = stream.Add(e.Token)
+			text += u.Delta
+		}
+		u.Text = text
+		return emit(u)
+	})
+	text += stream.Flush()
+	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
+	return Reply{Text: text, Stats: st}, err
+}
+
+// Describe names the model for people: its name and shape.
+func (m Model) Describe() string {
+	name := m.Name
+	if name == "" {
+		name = filepath.Base(filepath.Clean(m.Model.Dir))
+	}
+	return name + " (" + m.Model.Config.Describe() + ")"
+}

@@ -1,0 +1,223 @@
+package conversation
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/controllers"
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+	"github.com/driftwoodlabs/driftwood/internal/golden"
+	"github.com/driftwoodlabs/driftwood/sessions"
+)
+
+func load(t *testing.T, name string) Model {
+	t.Helper()
+	dir := golden.ModelDir(name)
+	m, err := engine.LoadModel(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := chat.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cpu.New(m, cpu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(); m.Close() })
+	return Model{Name: name, Model: m, Tok: tok, Template: tmpl, Backend: b}
+}
+
+var greedy = engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}
+
+// tokens sends text and returns the reply's token ids.
+func tokens(t *testing.T, c *Conversation, text string) []int32 {
+	t.Helper()
+	var ids []int32
+	if _, err := c.Send(context.Background(), text, func(u Update) error {
+		ids = ids[:len(ids)-u.Event.Backtrack]
+		if u.Event.Token >= 0 {
+			ids = append(ids, u.Event.Token)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// TestSessionRoundTrip: after save and restore, the next 32 greedy tokens
+// equal those of the conversation that was never saved, and the restore
+// processed nothing again.
+func TestSessionRoundTrip(t *testing.T) {
+	for _, name := range []string{"tiny-f32", "tiny-bf16", "tiny-mlx-q4"} {
+		t.Run(name, func(t *testing.T) {
+			m := load(t, name)
+			store := sessions.Store{Dir: t.TempDir()}
+			a, err := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 12})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.SetSystem("You are a helpful assistant.")
+			tokens(t, a, "What is the capital of France?")
+			if err := a.Save(store, "s"); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := New(m, Options{Window: 512, Sampler: engine.DefaultSamplerConfig(), MaxTokens: 32})
+			snap, err := store.Open("s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Restore(snap); err != nil {
+				t.Fatal(err)
+			}
+			snap.Close()
+			if b.Tokens() != a.Tokens() || len(b.Messages()) != 3 || b.Sampler() != greedy {
+				t.Fatalf("restored %d tokens, %d messages, sampler %+v", b.Tokens(), len(b.Messages()), b.Sampler())
+			}
+			a.SetMaxTokens(32)
+			want, got := tokens(t, a, "And of Italy?"), tokens(t, b, "And of Italy?")
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("after restore: %v\nnever saved:   %v", got, want)
+			}
+		})
+	}
+}
+
+// TestSessionWithController saves a conversation whose controller keeps
+// state in its key-value store and restores both.
+func TestSessionWithController(t *testing.T) {
+	m := load(t, "tiny-f32")
+	rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
+	defer rt.Close()
+	// Allow only tokens 0-31; count steps in the store.
+	mod, err := rt.Load("low", []byte(`(module
+  (import "driftwood" "kv_append" (func $kv_append (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 8192))
+  (data (i32.const 512) "steps")
+  (data (i32.const 1024) "\01\00\00\00\00\08\00\00")
+  (data (i32.const 2048) "\ff\ff\ff\ff")
+  (func (export "dw_abi_version") (result i32) (i32.const 1))
+  (func (export "dw_alloc") (param $n i32) (result i32)
+    (local $p i32)
+    (local.set $p (global.get $heap))
+    (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get $n)) (i32.const 7)) (i32.const -8)))
+    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
+      (then (drop (memory.grow (i32.add (i32.shr_u (global.get $heap) (i32.const 16)) (i32.const 1))))))
+    (local.get $p))
+  (func (export "dw_init") (param i32 i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_begin") (param i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_step") (param i32 i32) (result i32)
+    (drop (call $kv_append (i32.const 512) (i32.const 5) (i32.const 512) (i32.const 1)))
+    (i32.const 1024)))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := controllers.NewVocab(m.Tok, m.Model.Config.VocabSize)
+	newConv := func(maxTokens int) *Conversation {
+		d := controllers.NewDriver(rt, vocab, controllers.NewKV(), nil, nil)
+		t.Cleanup(d.Close)
+		d.Use(mod, "")
+		c, err := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: maxTokens, Controller: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	store := sessions.Store{Dir: t.TempDir()}
+	a := newConv(8)
+	first := tokens(t, a, "Hello")
+	if slices.ContainsFunc(first, func(id int32) bool { return id >= 32 }) {
+		t.Fatalf("controller not applied: %v", first)
+	}
+	if err := a.Save(store, "c"); err != nil {
+		t.Fatal(err)
+	}
+	b := newConv(16)
+	snap, err := store.Open("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if c := snap.Meta.Controller; c == nil || c.Name != "low" || c.SHA256 != mod.SHA256 || len(c.KV["steps"]) != 8 {
+		t.Fatalf("saved controller state %+v", snap.Meta.Controller)
+	}
+	if err := b.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := b.Controller().KV().Get("steps"); len(v) != 8 {
+		t.Errorf("restored controller store holds %d steps, want 8", len(v))
+	}
+	a.SetMaxTokens(16)
+	if want, got := tokens(t, a, "More"), tokens(t, b, "More"); !slices.Equal(got, want) {
+		t.Errorf("after restore %v, never saved %v", got, want)
+	}
+}
+
+func TestRestoreRefusesAnotherModel(t *testing.T) {
+	f32, q4 := load(t, "tiny-f32"), load(t, "tiny-mlx-q4")
+	store := sessions.Store{Dir: t.TempDir()}
+	a, _ := New(f32, Options{Window: 512, Sampler: greedy, MaxTokens: 4})
+	tokens(t, a, "Hi")
+	a.Save(store, "s")
+	b, _ := New(q4, Options{Window: 512, Sampler: greedy, MaxTokens: 4})
+	tokens(t, b, "Something else")
+	before := slices.Clone(b.Messages())
+	snap, err := store.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if err := b.Restore(snap); err == nil {
+		t.Fatal("a q4 conversation took an f32 snapshot")
+	}
+	if len(b.Messages()) != len(before) || b.Messages()[1].Content != before[1].Content {
+		t.Error("a refused restore changed the conversation")
+	}
+	// The transcript can still be taken, and the next reply re-processes it.
+	if err := b.RestoreTranscript(snap.Meta); err != nil {
+		t.Fatal(err)
+	}
+	if b.Tokens() != 0 || len(b.Messages()) != 2 {
+		t.Errorf("transcript restore: %d tokens, %d messages", b.Tokens(), len(b.Messages()))
+	}
+	if reply := tokens(t, b, "Again"); len(reply) == 0 {
+		t.Error("no reply after a transcript restore")
+	}
+}
+
+func TestRegenerateReusesTheCache(t *testing.T) {
+	m := load(t, "tiny-f32")
+	c, _ := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 6})
+	first := tokens(t, c, "Hello")
+	var again []int32
+	rep, err := c.Regenerate(context.Background(), func(u Update) error {
+		if u.Event.Token >= 0 {
+			again = append(again, u.Event.Token)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(first, again) {
+		t.Errorf("greedy regenerate %v, first %v", again, first)
+	}
+	if rep.Stats.PromptTokens != 1 {
+		t.Errorf("regenerate processed %d prompt tokens, want 1 (the rest is cached)", rep.Stats.PromptTokens)
+	}
+	if len(c.Messages()) != 2 {
+		t.Errorf("%d messages after regenerate", len(c.Messages()))
+	}
+}

@@ -1,0 +1,88 @@
+package conversation
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/sessions"
+)
+
+// Save writes the conversation as session name in store.
+func (c *Conversation) Save(store sessions.Store, name string) error {
+	kv, err := c.seq.Cache.Export()
+	if err != nil {
+		return err
+	}
+	meta := sessions.Meta{
+		Created:              c.created,
+		Updated:              time.Now().UTC(),
+		Model:                c.m.Describe(),
+		ModelFingerprint:     c.m.Model.Fingerprint,
+		TokenizerFingerprint: c.m.Tok.Fingerprint(),
+		Tokens:               c.seq.Tokens,
+		Messages:             c.messages,
+		Sampler:              c.opt.Sampler,
+	}
+	if d := c.opt.Controller; d != nil {
+		if mod, arg := d.Current(); mod != nil {
+			meta.Controller = &sessions.Controller{Name: mod.Name, Arg: arg, SHA256: mod.SHA256, KV: d.KV().Snapshot()}
+		}
+	}
+	return store.Save(name, meta, kv)
+}
+
+// Restore replaces the conversation with the snapshot: transcript,
+// sampling, and the model's state, imported without re-processing the
+// conversation. Everything is checked first (model, tokenizer, shapes);
+// on any mismatch the conversation stays as it was and the error says
+// what differs (RestoreTranscript can still take the text). The
+// controller's key-value store is restored; which controller to run is
+// the caller's choice (snap.Meta.Controller names it).
+func (c *Conversation) Restore(snap *sessions.Snapshot) error {
+	if err := snap.CheckModel(c.m.Model, c.m.Tok.Fingerprint(), c.opt.Window); err != nil {
+		return err
+	}
+	if err := c.m.Model.Config.ValidateKV(snap.KV, c.seq.Cache.Window()); err != nil {
+		return err
+	}
+	if err := c.restoreControllerKV(snap.Meta); err != nil {
+		return err
+	}
+	if err := c.seq.Cache.Import(snap.KV); err != nil {
+		c.truncate(0)
+		return err
+	}
+	c.seq.Tokens = append(c.seq.Tokens[:0], snap.Meta.Tokens...)
+	c.takeMeta(snap.Meta)
+	return nil
+}
+
+// RestoreTranscript takes a snapshot's transcript and settings but not its
+// model state: the next reply re-processes the conversation (slower, but
+// works on any model).
+func (c *Conversation) RestoreTranscript(meta sessions.Meta) error {
+	if err := c.restoreControllerKV(meta); err != nil {
+		return err
+	}
+	c.truncate(0)
+	c.takeMeta(meta)
+	return nil
+}
+
+func (c *Conversation) restoreControllerKV(meta sessions.Meta) error {
+	if d := c.opt.Controller; d != nil && meta.Controller != nil {
+		if err := d.KV().Restore(meta.Controller.KV); err != nil {
+			return fmt.Errorf("session's controller state: %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *Conversation) takeMeta(meta sessions.Meta) {
+	c.messages = slices.Clone(meta.Messages)
+	c.created = meta.Created
+	if meta.Sampler.Validate() == nil {
+		c.opt.Sampler = meta.Sampler
+	}
+}
