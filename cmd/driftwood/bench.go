@@ -29,6 +29,8 @@ type benchResult struct {
 	PrefillTPS   float64 `json:"prefill_tok_per_s"`
 	DecodeTPS    float64 `json:"decode_tok_per_s"`
 	PeakRSSMiB   float64 `json:"peak_rss_mib,omitempty"`
+	// Restore is filled by --restore-tokens instead of the speeds.
+	Restore []restoreResult `json:"restore,omitempty"`
 }
 
 func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
@@ -37,6 +39,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	genN := g.fs.Int("gen-tokens", 64, "tokens to decode for the decode measurement")
 	runs := g.fs.Int("runs", 3, "repetitions; the median is reported")
 	asJSON := g.fs.Bool("json", false, "print the result as JSON")
+	restoreN := g.fs.String("restore-tokens", "", "instead: compare restoring a session of these many tokens (comma-separated) with re-processing them")
 	if err := g.parse(args); err != nil {
 		return err
 	}
@@ -49,10 +52,6 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	defer l.Close()
 	c := l.Model.Config
-	window := *promptN + *genN
-	if max := c.MaxPositionEmbeddings; max > 0 && window > max {
-		return fmt.Errorf("--prompt-tokens + --gen-tokens = %d exceeds the model's %d positions", window, max)
-	}
 	// Random ordinary tokens (no specials), the same every run.
 	rng := rand.New(rand.NewPCG(1, 2))
 	ordinary := c.VocabSize
@@ -62,6 +61,30 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	prompt := make([]int32, *promptN)
 	for i := range prompt {
 		prompt[i] = int32(rng.IntN(ordinary))
+	}
+	if *restoreN != "" {
+		sizes, err := parseIDs(*restoreN, 1<<30)
+		if err != nil {
+			return fmt.Errorf("--restore-tokens: %w", err)
+		}
+		res := benchResult{Model: g.model, Backend: l.Backend.Name(), Threads: g.threads, LoadSeconds: l.LoadTime.Seconds()}
+		for _, n := range sizes {
+			long := make([]int32, n)
+			for i := range long {
+				long[i] = int32(rng.IntN(ordinary))
+			}
+			r, err := benchRestore(ctx, l, long, errOut)
+			if err != nil {
+				return err
+			}
+			res.Restore = append(res.Restore, r)
+		}
+		res.PeakRSSMiB = peakRSSMiB()
+		return json.NewEncoder(out).Encode(res)
+	}
+	window := *promptN + *genN
+	if max := c.MaxPositionEmbeddings; max > 0 && window > max {
+		return fmt.Errorf("--prompt-tokens + --gen-tokens = %d exceeds the model's %d positions", window, max)
 	}
 	greedy := engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}
 	var prefill, decode []float64

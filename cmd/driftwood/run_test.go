@@ -148,3 +148,17 @@ func TestRunSession(t *testing.T) {
 		t.Error("rm failed")
 	}
 }
+
+func TestBenchRestore(t *testing.T) {
+	out, errOut, code := runCLI(t, "bench", "--model", golden.ModelDir("tiny-f32"), "--restore-tokens", "24,100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Restore) != 2 || r.Restore[1].Tokens != 100 || r.Restore[1].RestoreMillis <= 0 || r.Restore[1].SizeBytes < 100*3*2*2*16*4 {
+		t.Errorf("restore results %+v", r.Restore)
+	}
+}
