@@ -26,6 +26,9 @@ type OpenOptions struct {
 	// Hub is where repo ids are resolved; the zero value means the
 	// environment's settings (hub.OptionsFromEnv).
 	Hub *hub.Options
+	// NewBackend prepares the loaded model for a backend; nil means the
+	// CPU backend with Threads.
+	NewBackend func(*engine.Model) (engine.Backend, error)
 }
 
 // Open loads a model ready to chat: name is a model folder or a Hugging
@@ -55,7 +58,11 @@ func Open(ctx context.Context, name string, opt OpenOptions) (*Model, error) {
 		m.Close()
 		return nil, err
 	}
-	b, err := cpu.New(m, cpu.Options{Threads: opt.Threads})
+	newBackend := opt.NewBackend
+	if newBackend == nil {
+		newBackend = func(m *engine.Model) (engine.Backend, error) { return cpu.New(m, cpu.Options{Threads: opt.Threads}) }
+	}
+	b, err := newBackend(m)
 	if err != nil {
 		m.Close()
 		return nil, err
