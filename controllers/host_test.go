@@ -118,6 +118,30 @@ func (h *harness) logText() string {
 	return strings.Join(s, "\n")
 }
 
+// replyWith generates up to n tokens of a fresh conversation with d as the
+// hook, at temperature temp with the given seed, stopping at end of turn.
+func (h *harness) replyWith(t *testing.T, d *Driver, n int, temp float64, seed uint64) ([]int32, engine.Stats) {
+	t.Helper()
+	vocab := h.model.Config.VocabSize
+	c, _ := h.b.NewCache(256)
+	seq := &engine.Sequence{Cache: c}
+	gen := engine.NewGenerator(h.b, engine.NewSampler(engine.SamplerConfig{Temperature: temp, TopP: 1, RepeatPenalty: 1, Seed: seed}, vocab), vocab)
+	gen.Hook, gen.MaxTokens = d, n
+	gen.StopTokens = h.model.Config.EOSTokenIDs
+	var reply []int32
+	st, err := gen.Generate(context.Background(), seq, h.g.Prompt.IDs, func(e engine.Event) error {
+		reply = reply[:len(reply)-e.Backtrack]
+		if e.Token >= 0 {
+			reply = append(reply, e.Token)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply, st
+}
+
 // reply generates up to n tokens with d as the hook, continuing seq (a new
 // sequence when nil), at temperature temp; onToken may act between tokens.
 func (h *harness) reply(t *testing.T, d *Driver, seq *engine.Sequence, n int, temp float64, onToken func(i int)) ([]int32, engine.Stats, *engine.Sequence) {

@@ -45,11 +45,16 @@ func (rt *Runtime) newLinker(mod *wasmtime.Module) (*wasmtime.Linker, error) {
 		"kv_append": hostKVAppend,
 		"tokenize":  hostTokenize,
 	}
+	defined := map[string]bool{} // a module may import one function twice (Go does)
 	for _, imp := range mod.Imports() {
 		name := ""
 		if imp.Name() != nil {
 			name = *imp.Name()
 		}
+		if defined[imp.Module()+"."+name] {
+			continue
+		}
+		defined[imp.Module()+"."+name] = true
 		switch imp.Module() {
 		case "driftwood":
 			f, ok := defs[name]
@@ -59,7 +64,6 @@ func (rt *Runtime) newLinker(mod *wasmtime.Module) (*wasmtime.Linker, error) {
 			if err := l.FuncWrap("driftwood", name, f); err != nil {
 				return nil, err
 			}
-			delete(defs, name) // an import is defined once
 		case "wasi_snapshot_preview1":
 			ft := imp.Type().FuncType()
 			if ft == nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 )
 
 // command is one sub-command: it parses its own flags from args and writes
@@ -22,6 +23,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"chat":        {"the chat (what driftwood with no command opens)", cmdChat},
 		"run":         {"generate a reply to a prompt", cmdRun},
 		"bench":       {"measure prefill and decode speed", cmdBench},
 		"tokenize":    {"print the token ids of a text", cmdTokenize},
@@ -42,12 +44,13 @@ func main() {
 
 func realMain(ctx context.Context, args []string, out, errOut io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		usage(errOut, cmds)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		// No sub-command: the chat, with its flags.
+		args = append([]string{"chat"}, args...)
 	}
 	c, ok := cmds[args[0]]
 	if !ok {
@@ -66,7 +69,7 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) int {
 }
 
 func usage(w io.Writer, cmds map[string]command) {
-	fmt.Fprintln(w, "usage: driftwood <command> [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: driftwood [chat flags]       the chat\n       driftwood <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)

@@ -1,7 +1,10 @@
 package sdk
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -26,8 +29,14 @@ type ConstraintOptions struct {
 	// NoForce turns forcing off: by default, when every continuation
 	// starts with the same bytes, they are forced instead of sampled.
 	NoForce bool
-	// MaxCache bounds the number of cached masks (default 1024); the
-	// cache is emptied when it is full.
+	// WarmUp is the work NewConstraint may spend computing the masks of
+	// the states nearest the start, in trie nodes walked (default
+	// 1,000,000: some 50 ms natively, a few hundred in Wasm); negative:
+	// only the start state's.
+	WarmUp int
+	// MaxCache bounds the bytes of cached masks (default 32 MiB); the
+	// cache is emptied when it is full. Masks that allow few tokens are
+	// kept as lists of ids.
 	MaxCache int
 }
 
@@ -38,48 +47,76 @@ type ConstraintOptions struct {
 // break the grammar (after a hot swap, say) are taken back. Masks are
 // computed with one walk over the token trie and cached by state.
 type Constraint[S comparable] struct {
-	g     Grammar[S]
-	v     *Vocab
-	h     Host
-	trie  *Trie
-	eot   int32
-	opts  ConstraintOptions
-	state S
-	cache map[S]*entry[S]
-	walk  []S // state at each depth of a trie walk
+	g       Grammar[S]
+	v       *Vocab
+	h       Host
+	trie    *Trie
+	eot     int32
+	opts    ConstraintOptions
+	tc      TokenClasses[S] // nil when g does not implement it
+	class   []tokenClass    // by class - 1
+	state   S
+	cache   map[S]*entry[S]
+	size    int     // bytes in cache
+	mask    *Mask   // where sparse masks are laid out for the host
+	maskIDs []int32 // the ids set in mask
+	build   *Mask   // where masks are computed
+	walk    []S     // state at each depth of a trie walk
 }
 
 // entry is what a state allows, cached.
 type entry[S comparable] struct {
-	mask   *Mask   // allowed tokens; nil when none
+	mask   *Mask   // allowed tokens, dense; nil when sparse or none
+	ids    []int32 // allowed tokens, sparse
 	accept bool    // the reply may end here
 	live   bool    // some ordinary token may follow
 	force  []int32 // tokens spelling the bytes every continuation starts with
 	after  S       // the state after force
 }
 
+// size returns the bytes e keeps.
+func (e *entry[S]) size() int {
+	n := 64 + 4*(len(e.ids)+len(e.force))
+	if e.mask != nil {
+		n += 4 * len(e.mask.words)
+	}
+	return n
+}
+
 // maxForce bounds the bytes forced in one step.
 const maxForce = 64
 
+// warmStateCost is the work of computing one entry besides its walk,
+// in trie nodes.
+const warmStateCost = 2000
+
 // NewConstraint prepares g over the vocabulary v; h may be nil (then
 // forced text is spelled byte by byte and nothing is logged). The mask
-// of the start state is computed here, during Init.
+// of the start state, and of as many states near it as
+// ConstraintOptions.WarmUp allows, are computed here, during Init.
 func NewConstraint[S comparable](g Grammar[S], v *Vocab, h Host, opts ConstraintOptions) *Constraint[S] {
 	if opts.MaxCache <= 0 {
-		opts.MaxCache = 1024
+		opts.MaxCache = 32 << 20
 	}
 	longest := 0
 	for _, t := range v.Tokens {
 		longest = max(longest, len(t))
 	}
+	order := sortedTokens(v)
 	c := &Constraint[S]{
-		g: g, v: v, h: h, trie: NewTrie(v), opts: opts,
+		g: g, v: v, h: h, trie: buildTrie(v, order), opts: opts,
 		cache: make(map[S]*entry[S]),
+		mask:  NewMask(v.Len()),
+		build: NewMask(v.Len()),
 		walk:  make([]S, longest+1),
 	}
 	c.eot, _ = v.EndOfTurn()
+	if tc, ok := g.(TokenClasses[S]); ok {
+		c.tc = tc
+		c.classes(order)
+	}
 	c.Reset()
-	c.entry(c.state)
+	c.warm(max(cmp.Or(opts.WarmUp, 1_000_000), 1))
 	return c
 }
 
@@ -108,6 +145,15 @@ func (c *Constraint[S]) Step(appended []int32, r *Result) {
 	switch {
 	case e.mask != nil:
 		r.Mask = e.mask
+	case e.live:
+		for _, id := range c.maskIDs {
+			c.mask.Deny(id)
+		}
+		for _, id := range e.ids {
+			c.mask.Allow(id)
+		}
+		c.maskIDs = e.ids
+		r.Mask = c.mask
 	case e.accept:
 		r.Stop = true
 	default:
@@ -135,40 +181,83 @@ func (c *Constraint[S]) entry(s S) *entry[S] {
 	if e, ok := c.cache[s]; ok {
 		return e
 	}
-	if len(c.cache) >= c.opts.MaxCache {
-		clear(c.cache)
+	e, _ := c.compute(s, nil)
+	return e
+}
+
+// warm computes the entries of the states that whole tokens lead to
+// from the start state, breadth first, until about budget units of work
+// are spent (a trie node walked, a state met at the end of a token, a
+// mask laid out): Init has more time than a step.
+func (c *Constraint[S]) warm(budget int) {
+	start := c.g.Start()
+	seen := map[S]bool{start: true}
+	queue := []S{start}
+	collect := func(t S) {
+		budget -= 2
+		if !seen[t] {
+			seen[t] = true
+			queue = append(queue, t)
+		}
 	}
+	for i := 0; i < len(queue) && budget > 0 && c.size < c.opts.MaxCache/2; i++ {
+		e, visited := c.compute(queue[i], collect)
+		budget -= visited + warmStateCost
+		if len(e.force) > 0 {
+			collect(e.after)
+		}
+	}
+}
+
+// compute computes and caches s's entry, passing collect (when not nil)
+// the state after each allowed token that the trie walk meets. It also
+// returns the number of trie nodes walked.
+func (c *Constraint[S]) compute(s S, collect func(S)) (*entry[S], int) {
 	e := &entry[S]{accept: c.g.Accepts(s)}
-	c.cache[s] = e
 	if !c.opts.NoForce && !e.accept {
 		if text, after := c.forced(s); len(text) > 0 {
 			if e.force = c.v.Spell(c.h, text); e.force != nil {
 				e.after = after
-				return e
 			}
 		}
 	}
-	m := NewMask(c.v.Len())
-	c.walk[0] = s
-	c.trie.Walk(func(depth int, b byte, ids []int32) bool {
-		next, ok := c.g.Next(c.walk[depth], b)
-		if !ok {
-			return false
+	m := c.build
+	m.Clear()
+	trie := c.trie
+	if c.tc != nil {
+		if k, budget := c.tc.StateClass(s); k > 0 {
+			tc := &c.class[k-1]
+			if i := sort.Search(len(tc.costs), func(i int) bool { return tc.costs[i] > budget }) - 1; i >= 0 {
+				copy(m.words, tc.masks[i].words)
+				e.live = true
+			}
+			trie = tc.trie
 		}
-		c.walk[depth+1] = next
-		for _, id := range ids {
-			m.Allow(id)
-			e.live = true
-		}
-		return true
-	})
+	}
+	var live bool
+	var visited int
+	if tw, ok := c.g.(TrieWalker[S]); ok {
+		live, visited = tw.WalkTrie(trie, s, m, collect)
+	} else {
+		live, visited = c.walkTrie(trie, s, m, collect)
+	}
+	e.live = e.live || live
 	if e.accept && e.live && c.eot >= 0 {
 		m.Allow(c.eot)
 	}
 	if e.live {
-		e.mask = m
+		if n := m.Count(); n <= len(m.words)/8 { // an id list at most an eighth of the bitset
+			e.ids = m.AppendIDs(make([]int32, 0, n))
+		} else {
+			e.mask = &Mask{words: slices.Clone(m.words), n: m.n}
+		}
 	}
-	return e
+	if c.size += e.size(); c.size > c.opts.MaxCache {
+		clear(c.cache)
+		c.size = e.size()
+	}
+	c.cache[s] = e
+	return e, visited
 }
 
 // forced returns the bytes that every continuation of s starts with, up

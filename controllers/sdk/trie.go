@@ -24,7 +24,10 @@ type trieNode struct {
 }
 
 // NewTrie builds the trie of v's ordinary tokens.
-func NewTrie(v *Vocab) *Trie {
+func NewTrie(v *Vocab) *Trie { return buildTrie(v, sortedTokens(v)) }
+
+// sortedTokens returns v's ordinary tokens ordered by their bytes.
+func sortedTokens(v *Vocab) []int32 {
 	order := make([]int32, 0, len(v.Tokens))
 	for id, tok := range v.Tokens {
 		if len(tok) > 0 && !v.Special[id] {
@@ -37,6 +40,12 @@ func NewTrie(v *Vocab) *Trie {
 		}
 		return int(a - b)
 	})
+	return order
+}
+
+// buildTrie builds the trie of the tokens of order, which sortedTokens
+// ordered.
+func buildTrie(v *Vocab, order []int32) *Trie {
 	t := &Trie{ids: make([]int32, 0, len(order))}
 	var path []int32 // node index at each depth of the previous token
 	var prev []byte
@@ -68,6 +77,16 @@ func NewTrie(v *Vocab) *Trie {
 
 // Nodes returns the number of nodes (bytes of distinct token prefixes).
 func (t *Trie) Nodes() int { return len(t.nodes) }
+
+// Node returns node i of the depth-first order: its depth (0 for a
+// token's first byte), the byte on the edge into it, the index just past
+// its subtree (where a walk that prunes it goes on), and the ids of the
+// tokens that end there. With it a grammar can walk the trie in a loop
+// of its own (see TrieWalker).
+func (t *Trie) Node(i int) (depth int, b byte, end int, ids []int32) {
+	n := &t.nodes[i]
+	return int(n.depth), n.b, int(n.end), t.ids[n.lo:n.hi]
+}
 
 // Walk visits the trie depth first. For every node it calls visit with
 // the node's depth (0 for a token's first byte), the byte on the edge

@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 
@@ -17,6 +18,11 @@ type Options struct {
 	// EndBias is the probability of sampling an end token whenever one
 	// is allowed; otherwise end tokens are as likely as any other.
 	EndBias float64
+	// Prefer, when not nil, marks tokens sampled with probability
+	// PreferBias whenever some are allowed (to steer uniform sampling
+	// towards, say, closing quotes and brackets).
+	Prefer     func(id int32) bool
+	PreferBias float64
 	// Prompt is passed to Begin.
 	Prompt []int32
 	// Prefix holds reply tokens produced before the controller was
@@ -67,6 +73,15 @@ func (s *Session) Reply(opt Options) (Reply, error) {
 		maxTokens = 256
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x64726966))
+	var prefer *sdk.Mask
+	if opt.Prefer != nil {
+		prefer = sdk.NewMask(s.Vocab.Len())
+		for _, id := range s.plain {
+			if opt.Prefer(id) {
+				prefer.Allow(id)
+			}
+		}
+	}
 	rep := Reply{Tokens: slices.Clone(opt.Prefix)}
 	appended := slices.Clone(opt.Prefix)
 	var ids []int32
@@ -98,7 +113,7 @@ func (s *Session) Reply(opt Options) (Reply, error) {
 			break
 		}
 		var tok int32
-		tok, ids = s.sample(r.Mask, rng, opt.EndBias, ids[:0])
+		tok, ids = s.sample(r.Mask, prefer, rng, opt, ids[:0])
 		if tok < 0 {
 			rep.End = EndEmptyMask
 			break
@@ -132,18 +147,32 @@ func (s *Session) check(r *sdk.Result) error {
 	return nil
 }
 
-// sample picks a token among those m allows (s.plain and s.End when m is
-// nil), or -1 when there is none. ids is scratch space, returned for
-// reuse.
-func (s *Session) sample(m *sdk.Mask, rng *rand.Rand, endBias float64, ids []int32) (int32, []int32) {
+// sample picks a token uniformly among those m allows (s.plain and s.End
+// when m is nil), or -1 when there is none; or, when opt says so, among
+// the allowed ones of prefer. ids is scratch space, returned for reuse.
+func (s *Session) sample(m, prefer *sdk.Mask, rng *rand.Rand, opt Options, ids []int32) (int32, []int32) {
 	var ends []int32
 	for _, e := range s.End {
 		if m == nil || m.Allowed(e) {
 			ends = append(ends, e)
 		}
 	}
-	if len(ends) > 0 && rng.Float64() < endBias {
+	if len(ends) > 0 && rng.Float64() < opt.EndBias {
 		return ends[rng.IntN(len(ends))], ids
+	}
+	if prefer != nil && rng.Float64() < opt.PreferBias {
+		pw := prefer.Words()
+		for i, w := range pw {
+			if m != nil {
+				w &= m.Words()[i]
+			}
+			for ; w != 0; w &= w - 1 {
+				ids = append(ids, int32(i<<5+bits.TrailingZeros32(w)))
+			}
+		}
+		if len(ids) > 0 {
+			return ids[rng.IntN(len(ids))], ids
+		}
 	}
 	if m == nil {
 		i := rng.IntN(len(s.plain) + len(ends))
@@ -151,6 +180,12 @@ func (s *Session) sample(m *sdk.Mask, rng *rand.Rand, endBias float64, ids []int
 			return s.plain[i], ids
 		}
 		return ends[i-len(s.plain)], ids
+	}
+	// Rejection sampling is uniform too, and quick when the mask is dense.
+	for i := 0; i < 64 && m.Len() > 0; i++ {
+		if id := int32(rng.IntN(m.Len())); m.Allowed(id) {
+			return id, ids
+		}
 	}
 	ids = m.AppendIDs(ids)
 	if len(ids) == 0 {

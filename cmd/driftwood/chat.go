@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/charmbracelet/x/term"
+
+	"github.com/driftwoodlabs/driftwood/config"
+	"github.com/driftwoodlabs/driftwood/controllers"
+	"github.com/driftwoodlabs/driftwood/sessions"
+	"github.com/driftwoodlabs/driftwood/tui"
+)
+
+// cmdChat runs the chat: "driftwood [--model M] [--continue | --session
+// NAME] [flags]".
+func cmdChat(ctx context.Context, args []string, out, errOut io.Writer) error {
+	opt, err := parseChatFlags(args, errOut)
+	if err != nil {
+		return err
+	}
+	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		return errors.New("the chat needs a terminal; in scripts use: driftwood run --chat --prompt TEXT")
+	}
+	opt.Output = out
+	return tui.Run(ctx, opt)
+}
+
+// parseChatFlags reads the chat's flags and the config file.
+func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
+	fs := flag.NewFlagSet("driftwood", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	model := fs.String("model", "", "model folder or Hugging Face repo id (default: the config's; else a picker)")
+	cont := fs.Bool("continue", false, "resume the latest session")
+	session := fs.String("session", "", "resume session `NAME`, or start it")
+	configPath := fs.String("config", config.Path(), "configuration file")
+	controllersDir := fs.String("controllers-dir", controllers.DefaultDir(), "controllers folder")
+	noHistory := fs.Bool("no-history", false, "neither read nor write the input history")
+	fs.Usage = func() {
+		fmt.Fprintln(errOut, "usage: driftwood [flags]   (the chat; 'driftwood help' lists the other commands)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return tui.Options{}, err
+	}
+	if fs.NArg() > 0 {
+		return tui.Options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *cont && *session != "" {
+		return tui.Options{}, errors.New("give --continue or --session NAME, not both")
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		return tui.Options{}, err
+	}
+	if *model == "" {
+		*model = cfg.Model
+	}
+	store := sessions.Store{Dir: sessions.DefaultDir()}
+	if *session != "" {
+		if _, err := store.Path(*session); err != nil {
+			return tui.Options{}, err
+		}
+	}
+	return tui.Options{
+		Model:          *model,
+		Config:         cfg,
+		Session:        *session,
+		Continue:       *cont,
+		Sessions:       store,
+		ControllerDirs: []string{*controllersDir},
+		CompileCache:   controllers.DefaultCacheDir(),
+		NoHistory:      *noHistory,
+	}, nil
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestChatFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(cfg, []byte("model = \"org/from-config\"\nsystem = \"Be brief.\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("modle = \"typo\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args   []string
+		model  string
+		err    string
+		reason string
+	}{
+		{[]string{"--config", cfg}, "org/from-config", "", "the config file names the model"},
+		{[]string{"--config", cfg, "--model", "/models/m"}, "/models/m", "", "--model wins over the config"},
+		{[]string{"--config", filepath.Join(dir, "none.toml")}, "", "", "no config and no --model: the TUI offers a picker"},
+		{[]string{"--config", cfg, "--continue", "--session", "a"}, "", "give --continue or --session NAME, not both", "the two ways to resume exclude each other"},
+		{[]string{"--config", cfg, "--session", "../escape"}, "", "session name", "session names are checked before the TUI starts"},
+		{[]string{"--config", cfg, "stray"}, "", `unexpected argument "stray"`, "the chat takes no arguments"},
+		{[]string{"--config", bad}, "", `unknown key "modle"`, "config errors name the key"},
+	}
+	for _, tt := range tests {
+		opt, err := parseChatFlags(tt.args, &bytes.Buffer{})
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%s\n%q: error %v, want %q", tt.reason, tt.args, err, tt.err)
+		case tt.err == "" && err != nil:
+			t.Errorf("%s\n%q: %v", tt.reason, tt.args, err)
+		case tt.err == "" && opt.Model != tt.model:
+			t.Errorf("%s\n%q: model %q, want %q", tt.reason, tt.args, opt.Model, tt.model)
+		}
+	}
+
+	opt, err := parseChatFlags([]string{"--config", cfg, "--session", "work", "--no-history", "--controllers-dir", dir}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Session != "work" || !opt.NoHistory || !slices.Equal(opt.ControllerDirs, []string{dir}) || opt.Config.System != "Be brief." {
+		t.Errorf("options %+v", opt)
+	}
+}
+
+// TestChatNeedsATerminal: without a terminal the chat says what to use
+// instead.
+func TestChatNeedsATerminal(t *testing.T) {
+	err := cmdChat(context.Background(), []string{"--config", filepath.Join(t.TempDir(), "none.toml")}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "driftwood run") {
+		t.Errorf("cmdChat on a buffer: %v", err)
+	}
+}

@@ -1,0 +1,366 @@
+package json
+
+// grammar is the byte-level pushdown recogniser of JSON texts that
+// satisfy a compiled schema; it is an sdk.Grammar over state.
+type grammar struct {
+	nodes []node
+	root  int32
+	lits  lits
+	bools int32 // literal trie of true and false
+	null  int32 // literal trie of null
+	links map[link]*link
+}
+
+// state is a parser state. It is comparable, and equal states behave
+// the same: enclosing containers are interned links, so equal stacks are
+// equal pointers.
+type state struct {
+	up  *link // enclosing containers
+	top frame // innermost container, or the root pseudo-container
+	lex lexer // scalar or key being read
+}
+
+type link struct {
+	up    *link
+	f     frame
+	depth int32
+}
+
+// frame is an open container (or the root).
+type frame struct {
+	node  int32  // its schema
+	cur   int32  // object: bit index of the property being read, -1 undeclared
+	seen  uint64 // object: properties present
+	count uint16 // array: items so far, saturated
+	phase uint8
+	ws    uint8 // whitespace run before the next token
+}
+
+// Phases of a frame.
+const (
+	pRoot     = iota // before the value
+	pRootDone        // after the value
+	pObjOpen         // after {
+	pObjColon        // after a key
+	pObjValue        // after :
+	pObjNext         // after a property's value
+	pObjComma        // after ,
+	pArrOpen         // after [
+	pArrNext         // after an item
+	pArrComma        // after ,
+)
+
+// lexer reads a scalar value or an object key.
+type lexer struct {
+	node int32  // the value's schema (keys: the object's)
+	pos  int32  // position in a literal trie, -1 off the trie
+	n    uint16 // characters read (saturated) or number length
+	kind uint8
+	sub  uint8
+}
+
+// Lexer kinds.
+const (
+	lxNone   = iota
+	lxString // string value
+	lxKey    // object key, any string (pos follows the declared names)
+	lxKeyLit // object key among the declared names only
+	lxNumber
+	lxLit // keyword or enum value
+)
+
+// String sub-states.
+const (
+	sNormal = iota
+	sEsc
+	sCont1 // continuation bytes still needed: 1, 2 or 3
+	sCont2
+	sCont3
+	sE0 // after E0: A0-BF, then one more
+	sED // after ED: 80-9F, then one more
+	sF0 // after F0: 90-BF, then two more
+	sF4 // after F4: 80-8F, then two more
+	sHex1
+	sHex4 = sHex1 + 3 // \u with 4 hex digits to go
+)
+
+// Number sub-states.
+const (
+	nStart = iota
+	nSign
+	nZero
+	nInt
+	nDot
+	nFrac
+	nE
+	nESign
+	nExp
+)
+
+// Limits that keep replies finite and states few.
+const (
+	maxNumLen = 20 // bytes of a number
+	maxWS     = 20 // bytes of a whitespace run: an optional newline, then spaces and tabs
+	maxDepth  = 20 // nesting of containers
+)
+
+// Outcomes of a lexer step.
+const (
+	lexMore   = iota // the lexer goes on
+	lexDone          // the value ended with this byte
+	lexDoneRe        // the value ended before this byte, which the container reads
+	lexBad
+)
+
+func newGrammar() *grammar {
+	g := &grammar{lits: lits{edges: map[uint64]int32{}}, links: map[link]*link{}}
+	g.nodes = append(g.nodes, node{types: tAny, enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1})
+	g.bools = g.lits.newNode()
+	g.lits.add(g.bools, []byte("true"), 0, 0)
+	g.lits.add(g.bools, []byte("false"), 0, 0)
+	g.null = g.lits.newNode()
+	g.lits.add(g.null, []byte("null"), 0, 0)
+	return g
+}
+
+// Start returns the state before the text.
+func (g *grammar) Start() state {
+	return state{top: frame{node: g.root, cur: -1, phase: pRoot}}
+}
+
+// Accepts reports whether the text so far is a complete value.
+func (g *grammar) Accepts(s state) bool {
+	if s.up != nil {
+		return false
+	}
+	switch s.lex.kind {
+	case lxNone:
+		return s.top.phase == pRootDone
+	case lxNumber:
+		return numAccepts(s.lex.sub)
+	case lxLit:
+		return g.lits.term[s.lex.pos] >= 0
+	}
+	return false
+}
+
+// Next reads one byte.
+func (g *grammar) Next(s state, b byte) (state, bool) {
+	if s.lex.kind != lxNone {
+		var out int
+		var avail uint64
+		if s.lex.kind == lxKeyLit || s.lex.kind == lxKey {
+			avail = g.avail(&s)
+		}
+		s.lex, out = g.lexStep(s.lex, avail, b)
+		switch out {
+		case lexMore:
+			return s, true
+		case lexBad:
+			return s, false
+		}
+		lex := s.lex
+		s.lex = lexer{}
+		switch lex.kind {
+		case lxKey, lxKeyLit:
+			if !g.keyDone(&s, lex, avail) {
+				return s, false
+			}
+		default:
+			g.valueDone(&s.top)
+		}
+		if out == lexDone {
+			return s, true
+		}
+	}
+	return g.frameStep(s, b)
+}
+
+// frameStep reads a byte between values: whitespace, punctuation, or the
+// start of a value or key.
+func (g *grammar) frameStep(s state, b byte) (state, bool) {
+	f := &s.top
+	if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
+		if f.phase <= pRootDone || b == '\r' || b == '\n' && f.ws > 0 || f.ws >= maxWS {
+			return s, false
+		}
+		f.ws++
+		return s, true
+	}
+	f.ws = 0
+	nd := &g.nodes[f.node]
+	switch f.phase {
+	case pRoot:
+		return g.startValue(s, f.node, b)
+	case pObjOpen, pObjComma:
+		if b == '"' {
+			return g.startKey(s)
+		}
+		if b == '}' && f.phase == pObjOpen && nd.required == 0 {
+			return g.pop(s), true
+		}
+	case pObjColon:
+		if b == ':' {
+			f.phase = pObjValue
+			return s, true
+		}
+	case pObjValue:
+		child := nd.extra
+		if f.cur >= 0 {
+			child = nd.props[f.cur]
+		}
+		return g.startValue(s, child, b)
+	case pObjNext:
+		if b == ',' && (g.extraFits(&s) || g.avail(&s) != 0) {
+			f.phase = pObjComma
+			return s, true
+		}
+		if b == '}' && nd.required&^f.seen == 0 {
+			return g.pop(s), true
+		}
+	case pArrOpen, pArrNext:
+		if b == ']' && int32(f.count) >= nd.minItems {
+			return g.pop(s), true
+		}
+		if b == ',' && f.phase == pArrNext && (nd.maxItems < 0 || int32(f.count) < nd.maxItems) &&
+			g.nodes[nd.items].minDepth <= g.room(&s) {
+			f.phase = pArrComma
+			return s, true
+		}
+		if f.phase == pArrOpen && nd.maxItems != 0 {
+			return g.startValue(s, nd.items, b)
+		}
+	case pArrComma:
+		return g.startValue(s, nd.items, b)
+	}
+	return s, false
+}
+
+// startValue reads the first byte of a value of schema n.
+func (g *grammar) startValue(s state, n int32, b byte) (state, bool) {
+	nd := &g.nodes[n]
+	if nd.enum >= 0 {
+		pos := g.lits.child(nd.enum, b)
+		s.lex = lexer{kind: lxLit, node: n, pos: pos}
+		return s, pos >= 0
+	}
+	switch {
+	case b == '{' && nd.types&tObject != 0 && nd.objDepth <= g.room(&s):
+		return g.push(s, frame{node: n, cur: -1, phase: pObjOpen}), true
+	case b == '[' && nd.types&tArray != 0 && nd.arrDepth <= g.room(&s):
+		return g.push(s, frame{node: n, cur: -1, phase: pArrOpen}), true
+	case b == '"' && nd.types&tString != 0:
+		s.lex = lexer{kind: lxString, node: n, pos: -1}
+		return s, true
+	case (b == '-' || b >= '0' && b <= '9') && nd.types&(tNumber|tInteger) != 0:
+		var out int
+		s.lex, out = g.numStep(lexer{kind: lxNumber, node: n, pos: -1}, b)
+		return s, out == lexMore
+	case (b == 't' || b == 'f') && nd.types&tBoolean != 0:
+		s.lex = lexer{kind: lxLit, node: n, pos: g.lits.child(g.bools, b)}
+		return s, true
+	case b == 'n' && nd.types&tNull != 0:
+		s.lex = lexer{kind: lxLit, node: n, pos: g.lits.child(g.null, b)}
+		return s, true
+	}
+	return s, false
+}
+
+// startKey reads the opening quote of a key of the object on top of s.
+func (g *grammar) startKey(s state) (state, bool) {
+	nd := &g.nodes[s.top.node]
+	pos := int32(-1)
+	if nd.keys >= 0 {
+		pos = g.lits.child(nd.keys, '"')
+	}
+	if g.extraFits(&s) {
+		s.lex = lexer{kind: lxKey, node: s.top.node, pos: pos}
+		return s, true
+	}
+	if pos < 0 || g.lits.sub[pos]&g.avail(&s) == 0 {
+		return s, false
+	}
+	s.lex = lexer{kind: lxKeyLit, node: s.top.node, pos: pos}
+	return s, true
+}
+
+// keyDone records the key just read in the object on top of s; false
+// for a key that may not come (repeated, or nested too deep). avail holds
+// the declared properties that may still come.
+func (g *grammar) keyDone(s *state, lex lexer, avail uint64) bool {
+	f := &s.top
+	f.cur = -1
+	if lex.pos >= 0 && g.lits.term[lex.pos] >= 0 {
+		f.cur = g.lits.term[lex.pos]
+		if avail&(1<<f.cur) == 0 {
+			return false
+		}
+	} else if !g.extraFits(s) {
+		return false
+	}
+	f.phase = pObjColon
+	return true
+}
+
+// room returns how many more containers may open inside s.
+func (g *grammar) room(s *state) int32 {
+	if s.up == nil {
+		return maxDepth
+	}
+	return maxDepth - s.up.depth - 1
+}
+
+// avail returns the declared properties that may still come in the
+// object on top of s: not present yet, and not nested too deep.
+func (g *grammar) avail(s *state) uint64 {
+	nd := &g.nodes[s.top.node]
+	return nd.all &^ s.top.seen &^ nd.blocked[g.room(s)]
+}
+
+// extraFits reports whether an undeclared property may come in the
+// object on top of s.
+func (g *grammar) extraFits(s *state) bool {
+	nd := &g.nodes[s.top.node]
+	return nd.extra >= 0 && g.nodes[nd.extra].minDepth <= g.room(s)
+}
+
+// valueDone moves f past the value just read.
+func (g *grammar) valueDone(f *frame) {
+	switch f.phase {
+	case pRoot:
+		f.phase = pRootDone
+	case pObjValue:
+		if f.cur >= 0 {
+			f.seen |= 1 << f.cur
+		}
+		f.phase = pObjNext
+	case pArrOpen, pArrComma:
+		nd := &g.nodes[f.node]
+		if int32(f.count) < max(nd.minItems, nd.maxItems) {
+			f.count++ // counted only as far as a limit needs
+		}
+		f.phase = pArrNext
+	}
+}
+
+// push opens container f inside s.
+func (g *grammar) push(s state, f frame) state {
+	l := link{up: s.up, f: s.top}
+	if s.up != nil {
+		l.depth = s.up.depth + 1
+	}
+	p, ok := g.links[l]
+	if !ok {
+		p = &l
+		g.links[l] = p
+	}
+	s.up, s.top = p, f
+	return s
+}
+
+// pop closes the innermost container.
+func (g *grammar) pop(s state) state {
+	s.top, s.up = s.up.f, s.up.up
+	g.valueDone(&s.top)
+	return s
+}

@@ -1,0 +1,65 @@
+// Package json is the controller whose reply is one JSON value. Its
+// argument is empty, for any value, or a JSON schema, of which it
+// enforces a common subset: type (object, array, string, number,
+// integer, boolean, null, or a list of them), properties, required,
+// additionalProperties (false when "properties" is given and it is not:
+// stricter than JSON Schema, so that a model cannot wander into keys of
+// its own), items, minItems, maxItems, minLength, maxLength, enum,
+// const and local $ref (#, #/$defs/..., #/definitions/...). Other
+// keywords that change what is valid (anyOf, oneOf...) are refused;
+// annotations (title, description, format...) are ignored.
+//
+// The reply is read by a byte-level pushdown recogniser: keys are not
+// repeated, required keys come before the closing brace, numbers are at
+// most 20 characters, strings are well-formed UTF-8 with valid escapes,
+// whitespace between tokens comes in runs of at most 20 bytes (spaces
+// and tabs, after an optional newline), and there is none before or
+// after the value, so that every reply ends. Enum and const values must be
+// written as compact JSON (encoding/json's form). Masks are cached by
+// the parser's full state (its container stack is interned), and bytes
+// that every continuation shares are forced.
+//
+// The reply stops as soon as the value is complete. A top-level number
+// or enum value that could still grow (12 → 123) allows the end-of-turn
+// token instead.
+package json
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/driftwoodlabs/driftwood/controllers/sdk"
+)
+
+// Controller is the JSON controller.
+type Controller struct {
+	c *sdk.Constraint[state]
+}
+
+// New returns a JSON controller.
+func New() *Controller { return new(Controller) }
+
+// Init compiles the schema.
+func (c *Controller) Init(arg string, v *sdk.Vocab, h sdk.Host) error {
+	g := newGrammar()
+	if strings.TrimSpace(arg) == "" {
+		g.depths()
+	} else {
+		root, err := g.compileSchema(arg)
+		if err != nil {
+			return fmt.Errorf("json: %w", err)
+		}
+		g.root = root
+	}
+	c.c = sdk.NewConstraint(g, v, h, sdk.ConstraintOptions{Name: "json"})
+	return nil
+}
+
+// Begin starts a reply.
+func (c *Controller) Begin([]int32) error {
+	c.c.Reset()
+	return nil
+}
+
+// Step masks the tokens that cannot continue a valid value.
+func (c *Controller) Step(appended []int32, r *sdk.Result) { c.c.Step(appended, r) }

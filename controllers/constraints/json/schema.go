@@ -1,0 +1,437 @@
+package json
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Value types, as a bit set.
+const (
+	tObject = 1 << iota
+	tArray
+	tString
+	tNumber // any number, integers included
+	tInteger
+	tBoolean
+	tNull
+	tAny = tObject | tArray | tString | tNumber | tInteger | tBoolean | tNull
+)
+
+var typeNames = map[string]uint8{
+	"object": tObject, "array": tArray, "string": tString, "number": tNumber,
+	"integer": tInteger, "boolean": tBoolean, "null": tNull,
+}
+
+// node is a compiled schema.
+type node struct {
+	types    uint8
+	enum     int32   // literal trie of the allowed values (compact JSON), or -1
+	keys     int32   // literal trie of the declared property names, quotes included, or -1
+	props    []int32 // schema of each declared property, by bit index
+	all      uint64  // bits of the declared properties
+	required uint64  // bits of the required ones
+	extra    int32   // schema of undeclared properties, or -1 when they are refused
+	items    int32   // schema of array items
+	minItems int32
+	maxItems int32 // -1: no limit
+	minLen   int32 // string length in code points
+	maxLen   int32 // -1: no limit
+
+	// Nesting needed to complete a value (containers opened, counting
+	// its own): any value, an object, an array; maxDepth+1 when more
+	// than allowed.
+	minDepth, objDepth, arrDepth int32
+	// blocked[room] holds the properties whose values need more than
+	// room levels of nesting.
+	blocked [maxDepth + 1]uint64
+}
+
+// anyNode is the schema that accepts every JSON value.
+const anyNode = 0
+
+// maxProps bounds the properties of one object schema.
+const maxProps = 64
+
+// unsupported are the schema keywords this controller refuses rather
+// than silently ignore.
+var unsupported = []string{"anyOf", "oneOf", "allOf", "not", "if", "then", "else",
+	"patternProperties", "prefixItems", "dependentRequired", "dependentSchemas", "unevaluatedProperties"}
+
+// compiler turns a JSON schema into nodes.
+type compiler struct {
+	g    *grammar
+	root map[string]any
+	refs map[string]int32
+}
+
+// compileSchema parses arg, a JSON schema, into g's nodes and returns
+// the root's index.
+func (g *grammar) compileSchema(arg string) (int32, error) {
+	dec := stdjson.NewDecoder(strings.NewReader(arg))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return 0, fmt.Errorf("schema: %w", err)
+	}
+	if dec.More() {
+		return 0, errors.New("schema: text after the schema")
+	}
+	c := &compiler{g: g, refs: map[string]int32{}}
+	c.root, _ = raw.(map[string]any)
+	root, err := c.schema(raw, "#")
+	if err != nil {
+		return 0, err
+	}
+	g.depths()
+	if g.nodes[root].minDepth > maxDepth {
+		return 0, fmt.Errorf("schema: no value nests less than %d levels deep", maxDepth+1)
+	}
+	return root, nil
+}
+
+// depths computes the nesting that each schema needs (a fixpoint, since
+// schemas can be recursive) and the properties blocked by it.
+func (g *grammar) depths() {
+	const inf = maxDepth + 1
+	for i := range g.nodes {
+		n := &g.nodes[i]
+		n.minDepth, n.objDepth, n.arrDepth = inf, inf, inf
+		n.blocked = [maxDepth + 1]uint64{}
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range g.nodes {
+			n := &g.nodes[i]
+			obj := int32(1)
+			for bit, p := range n.props {
+				if n.required&(1<<bit) != 0 {
+					obj = max(obj, 1+g.nodes[p].minDepth)
+				}
+			}
+			arr := int32(1)
+			if n.minItems > 0 {
+				arr = 1 + g.nodes[n.items].minDepth
+			}
+			obj, arr = min(obj, inf), min(arr, inf)
+			d := int32(inf)
+			if n.enum >= 0 || n.types&^(tObject|tArray) != 0 {
+				d = 0
+			}
+			if n.types&tObject != 0 {
+				d = min(d, obj)
+			}
+			if n.types&tArray != 0 {
+				d = min(d, arr)
+			}
+			if obj != n.objDepth || arr != n.arrDepth || d != n.minDepth {
+				n.minDepth, n.objDepth, n.arrDepth = d, obj, arr
+				changed = true
+			}
+		}
+	}
+	for i := range g.nodes {
+		n := &g.nodes[i]
+		for room := range n.blocked {
+			for bit, p := range n.props {
+				if g.nodes[p].minDepth > int32(room) {
+					n.blocked[room] |= 1 << bit
+				}
+			}
+		}
+	}
+}
+
+func (c *compiler) schema(raw any, at string) (int32, error) {
+	switch v := raw.(type) {
+	case bool:
+		if v {
+			return anyNode, nil
+		}
+		return 0, fmt.Errorf("schema %s: false accepts nothing", at)
+	case map[string]any:
+		return c.object(v, at)
+	}
+	return 0, fmt.Errorf("schema %s: want an object or a boolean", at)
+}
+
+func (c *compiler) object(s map[string]any, at string) (int32, error) {
+	if ref, ok := s["$ref"]; ok {
+		return c.ref(ref, at)
+	}
+	n, err := c.fill(s, at)
+	c.g.nodes = append(c.g.nodes, n)
+	return int32(len(c.g.nodes) - 1), err
+}
+
+// ref compiles a local reference such as "#/$defs/Name", once.
+func (c *compiler) ref(ref any, at string) (int32, error) {
+	name, _ := ref.(string)
+	if idx, ok := c.refs[name]; ok {
+		return idx, nil
+	}
+	var target any
+	switch {
+	case name == "#":
+		target = c.root
+	case strings.HasPrefix(name, "#/$defs/"), strings.HasPrefix(name, "#/definitions/"):
+		group, key, _ := strings.Cut(strings.TrimPrefix(name, "#/"), "/")
+		defs, _ := c.root[group].(map[string]any)
+		target = defs[key]
+	}
+	if target == nil {
+		return 0, fmt.Errorf("schema %s: unsupported or missing $ref %v", at, ref)
+	}
+	idx := int32(len(c.g.nodes))
+	c.refs[name] = idx // a recursive reference finds the node being built
+	c.g.nodes = append(c.g.nodes, node{})
+	body, ok := target.(map[string]any)
+	if !ok {
+		sub, err := c.schema(target, name)
+		c.g.nodes[idx] = c.g.nodes[sub]
+		return idx, err
+	}
+	if _, ok := body["$ref"]; ok {
+		return 0, fmt.Errorf("schema %s: a $ref to a $ref is not supported", name)
+	}
+	n, err := c.fill(body, name)
+	c.g.nodes[idx] = n
+	return idx, err
+}
+
+// fill compiles the keywords of one schema object.
+func (c *compiler) fill(s map[string]any, at string) (node, error) {
+	n := node{enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1}
+	for _, k := range unsupported {
+		if _, ok := s[k]; ok {
+			return n, fmt.Errorf("schema %s: %q is not supported", at, k)
+		}
+	}
+	var err error
+	if n.types, err = types(s, at); err != nil {
+		return n, err
+	}
+	ints := []struct {
+		key string
+		dst *int32
+	}{{"minItems", &n.minItems}, {"maxItems", &n.maxItems}, {"minLength", &n.minLen}, {"maxLength", &n.maxLen}}
+	for _, f := range ints {
+		if v, ok := s[f.key]; ok {
+			num, _ := v.(stdjson.Number)
+			i, err := num.Int64()
+			if err != nil || i < 0 || i > 1<<15 {
+				return n, fmt.Errorf("schema %s: %s must be a small non-negative integer", at, f.key)
+			}
+			*f.dst = int32(i)
+		}
+	}
+	if items, ok := s["items"]; ok {
+		if n.items, err = c.schema(items, at+"/items"); err != nil {
+			return n, err
+		}
+	}
+	if err := c.properties(&n, s, at); err != nil {
+		return n, err
+	}
+	return n, c.enum(&n, s, at)
+}
+
+// types reads "type", or infers it from the other keywords.
+func types(s map[string]any, at string) (uint8, error) {
+	var names []any
+	switch t := s["type"].(type) {
+	case nil:
+		var ty uint8
+		for key, bit := range map[string]uint8{"properties": tObject, "required": tObject, "additionalProperties": tObject,
+			"items": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString} {
+			if _, ok := s[key]; ok {
+				ty |= bit
+			}
+		}
+		if ty == 0 {
+			ty = tAny
+		}
+		return ty, nil
+	case string:
+		names = []any{t}
+	case []any:
+		names = t
+	}
+	var ty uint8
+	for _, name := range names {
+		s, _ := name.(string)
+		bit, ok := typeNames[s]
+		if !ok {
+			return 0, fmt.Errorf("schema %s: unknown type %v", at, name)
+		}
+		ty |= bit
+	}
+	if ty == 0 {
+		return 0, fmt.Errorf("schema %s: bad type %v", at, s["type"])
+	}
+	return ty, nil
+}
+
+// properties compiles properties, required and additionalProperties.
+// Undeclared properties are refused when "properties" is given and
+// additionalProperties is not (a stricter default than JSON Schema's).
+func (c *compiler) properties(n *node, s map[string]any, at string) error {
+	props, _ := s["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var required []string
+	if req, ok := s["required"].([]any); ok {
+		for _, r := range req {
+			name, ok := r.(string)
+			if !ok {
+				return fmt.Errorf("schema %s: required must list strings", at)
+			}
+			required = append(required, name)
+			if _, ok := props[name]; !ok && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) > maxProps {
+		return fmt.Errorf("schema %s: more than %d properties", at, maxProps)
+	}
+	switch extra := s["additionalProperties"].(type) {
+	case nil:
+		if props != nil {
+			n.extra = -1
+		}
+	case bool:
+		if !extra {
+			n.extra = -1
+		}
+	default:
+		var err error
+		if n.extra, err = c.schema(extra, at+"/additionalProperties"); err != nil {
+			return err
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	n.keys = c.g.lits.newNode()
+	for i, name := range names {
+		sub, ok := props[name]
+		idx := int32(anyNode)
+		if ok {
+			var err error
+			if idx, err = c.schema(sub, at+"/properties/"+name); err != nil {
+				return err
+			}
+		} else if n.extra >= 0 {
+			idx = n.extra
+		}
+		n.props = append(n.props, idx)
+		bit := uint64(1) << i
+		n.all |= bit
+		if slices.Contains(required, name) {
+			n.required |= bit
+		}
+		c.g.lits.add(n.keys, encode(name), int32(i), bit)
+	}
+	return nil
+}
+
+// enum compiles enum or const: the value must be one of them, written
+// as compact JSON.
+func (c *compiler) enum(n *node, s map[string]any, at string) error {
+	values, ok := s["enum"].([]any)
+	if _, isEnum := s["enum"]; isEnum && !ok {
+		return fmt.Errorf("schema %s: enum must be an array", at)
+	}
+	if v, ok := s["const"]; ok {
+		values = []any{v} // with an enum too, it had better be one of them
+	}
+	if values == nil {
+		return nil
+	}
+	n.enum = c.g.lits.newNode()
+	kept := 0
+	for _, v := range values {
+		if typeOf(v)&n.types != 0 {
+			c.g.lits.add(n.enum, encode(v), 0, 0)
+			kept++
+		}
+	}
+	if kept == 0 {
+		return fmt.Errorf("schema %s: no enum value has the schema's type", at)
+	}
+	return nil
+}
+
+// typeOf returns the types a decoded value belongs to.
+func typeOf(v any) uint8 {
+	switch v := v.(type) {
+	case map[string]any:
+		return tObject
+	case []any:
+		return tArray
+	case string:
+		return tString
+	case stdjson.Number:
+		if strings.ContainsAny(string(v), ".eE") {
+			return tNumber
+		}
+		return tNumber | tInteger
+	case bool:
+		return tBoolean
+	}
+	return tNull
+}
+
+// encode writes v as compact JSON without HTML escaping.
+func encode(v any) []byte {
+	var buf bytes.Buffer
+	enc := stdjson.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // decoded JSON always encodes
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// lits holds byte tries of literal strings: JSON keywords, enum values
+// and property names.
+type lits struct {
+	edges map[uint64]int32 // node<<8 | byte → child
+	term  []int32          // value ending at a node, or -1
+	sub   []uint64         // bits of the values below a node (property names)
+}
+
+func (t *lits) newNode() int32 {
+	t.term = append(t.term, -1)
+	t.sub = append(t.sub, 0)
+	return int32(len(t.term) - 1)
+}
+
+func (t *lits) child(n int32, b byte) int32 {
+	if c, ok := t.edges[uint64(n)<<8|uint64(b)]; ok {
+		return c
+	}
+	return -1
+}
+
+// add inserts s below root, ending with val and marking bit on its path.
+func (t *lits) add(root int32, s []byte, val int32, bit uint64) {
+	n := root
+	for _, b := range s {
+		c := t.child(n, b)
+		if c < 0 {
+			c = t.newNode()
+			t.edges[uint64(n)<<8|uint64(b)] = c
+		}
+		t.sub[c] |= bit
+		n = c
+	}
+	t.term[n] = val
+}

@@ -1,0 +1,211 @@
+package json
+
+import (
+	stdjson "encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// validate checks v, decoded with UseNumber, against schema s, written
+// independently of the controller: the reference for its tests. root
+// resolves $ref.
+func validate(s any, v any, root map[string]any) error {
+	if b, ok := s.(bool); ok {
+		if !b {
+			return fmt.Errorf("false schema")
+		}
+		return nil
+	}
+	m := s.(map[string]any)
+	if ref, ok := m["$ref"].(string); ok {
+		if ref == "#" {
+			return validate(root, v, root)
+		}
+		parts := strings.Split(strings.TrimPrefix(ref, "#/"), "/")
+		return validate(root[parts[0]].(map[string]any)[parts[1]], v, root)
+	}
+	if err := validateType(m, v); err != nil {
+		return err
+	}
+	var enum []any
+	if e, ok := m["enum"].([]any); ok {
+		enum = e
+	}
+	if c, ok := m["const"]; ok {
+		enum = append(enum, c)
+	}
+	if enum != nil && !slices.ContainsFunc(enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
+		return fmt.Errorf("%v not in enum %v", v, enum)
+	}
+	switch v := v.(type) {
+	case string:
+		n := utf8.RuneCountInString(v)
+		if min, ok := num(m, "minLength"); ok && n < min {
+			return fmt.Errorf("%q shorter than %d", v, min)
+		}
+		if max, ok := num(m, "maxLength"); ok && n > max {
+			return fmt.Errorf("%q longer than %d", v, max)
+		}
+	case []any:
+		if min, ok := num(m, "minItems"); ok && len(v) < min {
+			return fmt.Errorf("%d items, fewer than %d", len(v), min)
+		}
+		if max, ok := num(m, "maxItems"); ok && len(v) > max {
+			return fmt.Errorf("%d items, more than %d", len(v), max)
+		}
+		if items, ok := m["items"]; ok {
+			for i, item := range v {
+				if err := validate(items, item, root); err != nil {
+					return fmt.Errorf("item %d: %w", i, err)
+				}
+			}
+		}
+	case map[string]any:
+		return validateObject(m, v, root)
+	}
+	return nil
+}
+
+func validateType(m map[string]any, v any) error {
+	var types []string
+	switch t := m["type"].(type) {
+	case string:
+		types = []string{t}
+	case []any:
+		for _, x := range t {
+			types = append(types, x.(string))
+		}
+	default:
+		return nil
+	}
+	var got string
+	switch v := v.(type) {
+	case map[string]any:
+		got = "object"
+	case []any:
+		got = "array"
+	case string:
+		got = "string"
+	case stdjson.Number:
+		got = "number"
+		if !strings.ContainsAny(string(v), ".eE") && slices.Contains(types, "integer") {
+			got = "integer"
+		}
+	case bool:
+		got = "boolean"
+	case nil:
+		got = "null"
+	}
+	if !slices.Contains(types, got) {
+		return fmt.Errorf("%v is a %s, want %v", v, got, types)
+	}
+	return nil
+}
+
+func validateObject(m map[string]any, v map[string]any, root map[string]any) error {
+	props, _ := m["properties"].(map[string]any)
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			if _, ok := v[r.(string)]; !ok {
+				return fmt.Errorf("required %q missing", r)
+			}
+		}
+	}
+	for k, val := range v {
+		sub, ok := props[k]
+		if !ok {
+			extra, has := m["additionalProperties"]
+			switch {
+			case !has && props != nil:
+				return fmt.Errorf("undeclared property %q", k)
+			case !has:
+				continue
+			}
+			sub = extra
+		}
+		if err := validate(sub, val, root); err != nil {
+			return fmt.Errorf("property %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+func num(m map[string]any, key string) (int, bool) {
+	n, ok := m[key].(stdjson.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	return int(i), err == nil
+}
+
+// decodeOne decodes exactly one JSON value, refusing duplicate keys (the
+// controller never writes them).
+func decodeOne(text []byte) (any, error) {
+	if !stdjson.Valid(text) {
+		return nil, fmt.Errorf("invalid JSON")
+	}
+	dec := stdjson.NewDecoder(strings.NewReader(string(text)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, noDuplicates(text)
+}
+
+// noDuplicates walks the tokens of text and fails on a repeated key.
+func noDuplicates(text []byte) error {
+	dec := stdjson.NewDecoder(strings.NewReader(string(text)))
+	type obj struct {
+		keys   map[string]bool
+		expect bool // next string token is a key
+	}
+	var stack []*obj
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var top *obj
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case stdjson.Delim:
+			switch t {
+			case '{':
+				if top != nil && top.keys != nil {
+					top.expect = true
+				}
+				stack = append(stack, &obj{keys: map[string]bool{}, expect: true})
+			case '[':
+				if top != nil && top.keys != nil {
+					top.expect = true
+				}
+				stack = append(stack, &obj{})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.keys != nil && top.expect {
+				if top.keys[t] {
+					return fmt.Errorf("duplicate key %q", t)
+				}
+				top.keys[t] = true
+				top.expect = false
+				continue
+			}
+			if top != nil && top.keys != nil {
+				top.expect = true
+			}
+		default:
+			if top != nil && top.keys != nil {
+				top.expect = true
+			}
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+)
+
+// built holds the shipped controllers compiled once for this test binary.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// shipped builds controllers/examples with the Go toolchain (what
+// `driftwood controllers build` does) and returns the folder.
+func shipped(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "driftwood-controllers-")
+		if built.err == nil {
+			_, built.err = Build("examples", built.dir)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// TestShippedControllers runs every shipped controller through the host on
+// the tiny model, for several seeds and temperatures, and checks each
+// reply with an independent validator.
+func TestShippedControllers(t *testing.T) {
+	dir := shipped(t)
+	h := newHarness(t)
+	reg, err := NewRegistry(h.rt, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	// Each case: the controller, its argument, whether every reply must
+	// end within maxTokens (bounded constraints), and an independent
+	// validator (given whether the reply was cut by the token limit, when
+	// a valid prefix is enough).
+	cases := []struct {
+		name, arg string
+		maxTokens int
+		mustEnd   bool
+		valid     func(text string, cut bool) error
+	}{
+		{"regex", `[a-z]{1,6}( [a-z]{1,6}){2}\.`, 48, true, matchAll(`[a-z]{1,6}( [a-z]{1,6}){2}\.`)},
+		{"regex", `(yes|no|maybe)`, 16, true, matchAll(`(yes|no|maybe)`)},
+		{"json", ``, 64, false, jsonValid},
+		{"json", `{"type":"object","properties":{"ok":{"type":"boolean"},"n":{"type":"integer"}},"required":["ok","n"]}`, 400, true, func(s string, cut bool) error {
+			if err := jsonValid(s, cut); err != nil || cut {
+				return err
+			}
+			var v struct {
+				OK *bool `json:"ok"`
+				N  *int  `json:"n"`
+			}
+			if err := json.Unmarshal([]byte(s), &v); err != nil {
+				return err
+			}
+			if v.OK == nil || v.N == nil {
+				return fmt.Errorf("missing required properties")
+			}
+			return nil
+		}},
+		{"choice", `["red","green","light blue"]`, 16, true, func(s string, _ bool) error {
+			if !slices.Contains([]string{"red", "green", "light blue"}, s) {
+				return fmt.Errorf("not one of the choices")
+			}
+			return nil
+		}},
+		{"ban", `["the","and"]`, 32, false, func(s string, _ bool) error {
+			if l := strings.ToLower(s); strings.Contains(l, "the") || strings.Contains(l, "and") {
+				return fmt.Errorf("contains a banned word")
+			}
+			return nil
+		}},
+		{"maxwords", `3`, 64, true, func(s string, _ bool) error {
+			if n := len(strings.Fields(s)); n > 3 {
+				return fmt.Errorf("%d words", n)
+			}
+			return nil
+		}},
+	}
+	for _, c := range cases {
+		mod, err := reg.Get(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seed := uint64(0); seed < 4; seed++ {
+			temp := []float64{0, 0.7, 1.2, 2}[seed]
+			d := h.driver(reg)
+			d.Use(mod, c.arg)
+			reply, st := h.replyWith(t, d, c.maxTokens, temp, seed)
+			d.Close()
+			text := strings.TrimSuffix(decode(h.vocab, reply), "<|eot_id|>")
+			cut := st.Reason == engine.StopMaxTokens
+			err := c.valid(text, cut)
+			if err == nil && cut && c.mustEnd {
+				err = fmt.Errorf("did not end within %d tokens", c.maxTokens)
+			}
+			if err != nil {
+				t.Errorf("%s %s, temperature %g: reply %q (%s): %v\nlogs: %s", c.name, c.arg, temp, text, st.Reason, err, h.logText())
+			}
+		}
+	}
+}
+
+// jsonValid accepts a JSON value, or when cut, a prefix of one (which
+// encoding/json reports as an unexpected end of input).
+func jsonValid(s string, cut bool) error {
+	var v any
+	err := json.Unmarshal([]byte(s), &v)
+	if cut && err != nil && strings.Contains(err.Error(), "unexpected end of JSON input") {
+		return nil
+	}
+	return err
+}
+
+func matchAll(expr string) func(string, bool) error {
+	re := regexp.MustCompile(`^(?:` + expr + `)$`)
+	return func(s string, _ bool) error {
+		if !re.MatchString(s) {
+			return fmt.Errorf("does not match %s", expr)
+		}
+		return nil
+	}
+}
+
+func TestBuildWritesEveryController(t *testing.T) {
+	dir := shipped(t)
+	for _, name := range []string{"regex", "json", "choice", "ban", "maxwords"} {
+		if _, err := os.Stat(filepath.Join(dir, name+".wasm")); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "minimal.wat")); err != nil {
+		t.Error(err)
+	}
+}
+
+// decode concatenates the tokens' bytes.
+func decode(v *Vocab, ids []int32) string {
+	var b []byte
+	for _, id := range ids {
+		b = append(b, v.Tokens[id]...)
+	}
+	return string(b)
+}

@@ -1,0 +1,105 @@
+package sdk
+
+import "slices"
+
+// TokenClasses is an optional interface of a Grammar that makes masks
+// cheaper to compute. A class is a set of tokens that some states decide
+// as a whole by a budget: inside a JSON string, every token made of
+// plain characters is allowed as long as its length fits the string's
+// limit. Such states skip the class's tokens in their trie walk.
+type TokenClasses[S comparable] interface {
+	// TokenClass returns the class (1 or more) of the token whose bytes
+	// are b and the token's cost, or 0 when it belongs to no class.
+	TokenClass(b []byte) (class, cost int)
+	// StateClass returns a class that s decides as a whole, and the
+	// budget: from s, the class's tokens that cost at most budget are
+	// allowed and the others are not. It returns 0 when there is none.
+	StateClass(s S) (class, budget int)
+}
+
+// TrieWalker is an optional interface of a Grammar that walks a Trie
+// itself, in a loop that can inline its transitions. WalkTrie must do
+// what Constraint does otherwise: allow in m every token of t that s
+// accepts (skipping the subtrees of the bytes it rejects), pass collect
+// (when not nil) the state after each node that holds tokens, and report
+// whether it allowed any and how many nodes it entered.
+type TrieWalker[S comparable] interface {
+	WalkTrie(t *Trie, s S, m *Mask, collect func(S)) (live bool, visited int)
+}
+
+// tokenClass is what the Constraint keeps of one class.
+type tokenClass struct {
+	trie  *Trie   // the ordinary tokens outside the class
+	costs []int   // the distinct costs of its tokens, increasing
+	masks []*Mask // masks[i]: its tokens that cost at most costs[i]
+}
+
+// walkTrie allows in m the tokens of t that s accepts, passing collect
+// (when not nil) the state after each. It reports whether there was any
+// and how many nodes it walked.
+func (c *Constraint[S]) walkTrie(t *Trie, s S, m *Mask, collect func(S)) (live bool, visited int) {
+	walk := c.walk
+	walk[0] = s
+	nodes := t.nodes
+	for i := 0; i < len(nodes); {
+		n := &nodes[i]
+		next, ok := c.g.Next(walk[n.depth], n.b)
+		if !ok {
+			i = int(n.end)
+			continue
+		}
+		walk[n.depth+1] = next
+		if n.hi > n.lo {
+			for _, id := range t.ids[n.lo:n.hi] {
+				m.words[id>>5] |= 1 << (id & 31)
+			}
+			live = true
+			if collect != nil {
+				collect(next)
+			}
+		}
+		i++
+		visited++
+	}
+	return live, visited
+}
+
+// classes sorts the vocabulary (order, as sortedTokens returns it) into
+// the grammar's token classes.
+func (c *Constraint[S]) classes(order []int32) {
+	type member struct {
+		id   int32
+		cost int
+	}
+	var members [][]member
+	class := make([]int, len(c.v.Tokens))
+	for id, tok := range c.v.Tokens {
+		if len(tok) == 0 || c.v.Special[id] {
+			continue
+		}
+		k, cost := c.tc.TokenClass(tok)
+		if k <= 0 {
+			continue
+		}
+		for len(members) < k {
+			members = append(members, nil)
+		}
+		class[id] = k
+		members[k-1] = append(members[k-1], member{int32(id), cost})
+	}
+	c.class = make([]tokenClass, len(members))
+	for i, ms := range members {
+		k := i + 1
+		tc := &c.class[i]
+		tc.trie = buildTrie(c.v, slices.DeleteFunc(slices.Clone(order), func(id int32) bool { return class[id] == k }))
+		slices.SortFunc(ms, func(a, b member) int { return a.cost - b.cost })
+		m := NewMask(c.v.Len())
+		for j, mb := range ms {
+			m.Allow(mb.id)
+			if j == len(ms)-1 || ms[j+1].cost != mb.cost {
+				tc.costs = append(tc.costs, mb.cost)
+				tc.masks = append(tc.masks, &Mask{words: slices.Clone(m.words), n: m.n})
+			}
+		}
+	}
+}

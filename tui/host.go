@@ -1,0 +1,104 @@
+package tui
+
+import (
+	"errors"
+	"sync/atomic"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/driftwoodlabs/driftwood/controllers"
+	"github.com/driftwoodlabs/driftwood/conversation"
+)
+
+// logBuffer is how many controller log lines may wait for the program;
+// more are dropped (and counted) rather than slowing the reply down.
+const logBuffer = 256
+
+// controllerHost is the conversation's controller machinery: the Wasm
+// runtime, the registry of controller files and the driver in the decode
+// loop, whose log lines go to a channel the program reads.
+type controllerHost struct {
+	rt      *controllers.Runtime
+	reg     *controllers.Registry
+	driver  *controllers.Driver
+	logs    chan controllers.Log
+	dropped atomic.Int64
+}
+
+// newControllerHost starts the controllers for model m.
+func newControllerHost(m *conversation.Model, dirs []string, cache string) (*controllerHost, error) {
+	if m.Tok == nil {
+		return nil, errors.New("controllers need the model's tokenizer.json")
+	}
+	rt := controllers.NewRuntime(controllers.DefaultLimits(), cache)
+	reg, err := controllers.NewRegistry(rt, dirs...)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	h := &controllerHost{rt: rt, reg: reg, logs: make(chan controllers.Log, logBuffer)}
+	vocab := controllers.NewVocab(m.Tok, m.Model.Config.VocabSize)
+	h.driver = controllers.NewDriver(rt, vocab, controllers.NewKV(), reg, h.log)
+	return h, nil
+}
+
+// log is the driver's log callback: it runs on the driver's worker
+// goroutine, inside the decode loop, so it never blocks.
+func (h *controllerHost) log(l controllers.Log) {
+	select {
+	case h.logs <- l:
+	default:
+		h.dropped.Add(1)
+	}
+}
+
+// controllerLoggedMsg is a log line or fault from the controller.
+type controllerLoggedMsg struct {
+	controllers.Log
+	// dropped counts the lines lost before this one.
+	dropped int64
+}
+
+// waitLog waits for the next log line; done ends the wait.
+func (h *controllerHost) waitLog(done <-chan struct{}) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case l := <-h.logs:
+			return controllerLoggedMsg{Log: l, dropped: h.dropped.Swap(0)}
+		case <-done:
+			return nil
+		}
+	}
+}
+
+// names lists the controllers found.
+func (h *controllerHost) names() []string {
+	var out []string
+	for _, e := range h.reg.List() {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// close stops the driver, the registry and the runtime, in that order.
+func (h *controllerHost) close() {
+	h.driver.Close()
+	h.reg.Close()
+	h.rt.Close()
+}
+
+// controllerCompiledMsg carries a compiled controller to switch to.
+type controllerCompiledMsg struct {
+	name, arg string
+	mod       *controllers.Module
+	err       error
+}
+
+// get compiles (or finds compiled) a controller, off the UI goroutine: a
+// cold compile takes a second or so.
+func (h *controllerHost) get(name, arg string) tea.Cmd {
+	return func() tea.Msg {
+		mod, err := h.reg.Get(name)
+		return controllerCompiledMsg{name: name, arg: arg, mod: mod, err: err}
+	}
+}

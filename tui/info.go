@@ -1,0 +1,93 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/driftwoodlabs/driftwood/sessions"
+)
+
+// commandsText lists the slash commands (for /help and the help view); a
+// long usage puts its description on the next line.
+func commandsText() string {
+	const width = 24
+	var lines []string
+	for _, c := range commandSpecs() {
+		usage := commandUsage(c)
+		if len(usage) > width {
+			lines = append(lines, usage, strings.Repeat(" ", width+2)+c.help)
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%-*s  %s", width, usage, c.help))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// showText describes the model, the settings and the controller.
+func (m *Model) showText() string {
+	s := m.conv.Sampler()
+	maxTokens := "until the model stops"
+	if n := m.conv.MaxTokens(); n > 0 {
+		maxTokens = thousands(n)
+	}
+	controller := "none"
+	if name, arg := m.host.driver.Active(); name != "" {
+		controller = name
+		if arg != "" {
+			controller += " " + arg
+		}
+	}
+	system := m.systemPrompt()
+	if system == "" {
+		system = "none"
+	}
+	session := m.session
+	if session == "" {
+		session = "not saved yet"
+	}
+	return strings.Join([]string{
+		"model       " + m.model.Describe(),
+		"backend     " + m.model.Backend.Name(),
+		"context     " + thousands(m.used) + " of " + thousands(m.conv.Window()) + " tokens",
+		fmt.Sprintf("sampling    temp %g · top_p %g · top_k %d · min_p %g · seed %d", s.Temperature, s.TopP, s.TopK, s.MinP, s.Seed),
+		"max_tokens  " + maxTokens,
+		"controller  " + controller,
+		"system      " + system,
+		"session     " + session,
+	}, "\n")
+}
+
+// statsText describes the last reply's speed and size.
+func (m *Model) statsText() string {
+	load := "model loaded in " + formatMillis(m.model.LoadTime)
+	if m.stats == nil {
+		return "no reply yet · " + load
+	}
+	st := m.stats
+	return strings.Join([]string{
+		fmt.Sprintf("prompt  %s tokens at %.1f tok/s", thousands(st.PromptTokens), st.PromptRate()),
+		fmt.Sprintf("reply   %s tokens at %.1f tok/s (stop: %s)", thousands(st.GenTokens), st.GenRate(), st.Reason),
+		fmt.Sprintf("context %s of %s tokens · %s", thousands(m.used), thousands(m.conv.Window()), load),
+	}, "\n")
+}
+
+// sessionsText lists the saved sessions.
+func sessionsText(store sessions.Store) string {
+	list, err := store.List()
+	if err != nil {
+		return err.Error()
+	}
+	if len(list) == 0 {
+		return "no saved sessions in " + store.Dir
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "sessions in %s (/load NAME):", store.Dir)
+	for _, s := range list {
+		if s.Err != nil {
+			fmt.Fprintf(&b, "\n  %-20s unreadable: %v", s.Name, s.Err)
+			continue
+		}
+		fmt.Fprintf(&b, "\n  %-20s %3d turns %7s tokens  %s  %s", s.Name, s.Turns, thousands(s.Tokens), s.Updated.Local().Format("2006-01-02 15:04"), s.Model)
+	}
+	return b.String()
+}

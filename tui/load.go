@@ -1,0 +1,175 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/hub"
+)
+
+// loadState is the model being loaded.
+type loadState struct {
+	name string // as shown
+	// line is the download's last progress report; percent its share
+	// done (-1 before the first report).
+	line     string
+	percent  float64
+	progress chan progressReportedMsg
+	err      error
+}
+
+// progressReportedMsg is one progress report of a model download.
+type progressReportedMsg struct {
+	line    string
+	percent float64 // -1 when the line has none
+}
+
+// modelLoadedMsg ends a model load.
+type modelLoadedMsg struct {
+	model *conversation.Model
+	conv  *conversation.Conversation
+	host  *controllerHost
+	err   error
+}
+
+// percentRE finds the percentage in the hub's progress lines.
+var percentRE = regexp.MustCompile(`(\d+(?:\.\d+)?)%`)
+
+// progressWriter turns the hub's progress output into messages; reports
+// the program has no time for are dropped.
+type progressWriter struct{ ch chan<- progressReportedMsg }
+
+func (w progressWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.FieldsFunc(string(p), func(r rune) bool { return r == '\n' || r == '\r' }) {
+		msg := progressReportedMsg{line: strings.TrimSpace(line), percent: -1}
+		if m := percentRE.FindStringSubmatch(line); m != nil {
+			f, _ := strconv.ParseFloat(m[1], 64)
+			msg.percent = f / 100
+		}
+		select {
+		case w.ch <- msg:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+// waitProgress waits for the next progress report (nil when the load is
+// over).
+func waitProgress(ch <-chan progressReportedMsg) tea.Cmd {
+	return func() tea.Msg {
+		if msg, ok := <-ch; ok {
+			return msg
+		}
+		return nil
+	}
+}
+
+// loadModel starts loading a model; label, when not empty, is the name
+// shown for it.
+func (m *Model) loadModel(name, label string) tea.Cmd {
+	if label == "" {
+		label = modelLabel(name)
+	}
+	ch := make(chan progressReportedMsg, 16)
+	m.state = stateLoading
+	m.loading = loadState{name: label, percent: -1, progress: ch}
+	ctx, opt, hopt := m.ctx, m.opt, m.hub
+	load := m.work(func() tea.Msg {
+		defer close(ch)
+		return openModel(ctx, name, label, opt, hopt, progressWriter{ch})
+	})
+	return tea.Batch(load, waitProgress(ch), m.status.spinner.Tick)
+}
+
+// openModel loads the model and starts a conversation and its controller
+// host.
+func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Options, progress progressWriter) modelLoadedMsg {
+	mod, err := conversation.Open(ctx, name, conversation.OpenOptions{Threads: opt.Config.Threads, Progress: progress, Hub: &hopt, NewBackend: opt.NewBackend})
+	if err != nil {
+		return modelLoadedMsg{err: err}
+	}
+	mod.Name = label
+	if mod.Tok == nil || mod.Template == nil {
+		mod.Close()
+		return modelLoadedMsg{err: fmt.Errorf("%s has no tokenizer or no chat template: chatting needs an instruct (chat) model folder", label)}
+	}
+	host, err := newControllerHost(mod, opt.ControllerDirs, opt.CompileCache)
+	if err != nil {
+		mod.Close()
+		return modelLoadedMsg{err: err}
+	}
+	window := opt.Config.Context
+	if limit := mod.Model.Config.MaxPositionEmbeddings; limit > 0 && (window <= 0 || window > limit) {
+		window = limit
+	}
+	conv, err := conversation.New(*mod, conversation.Options{Window: window, Sampler: opt.Config.Sampling, MaxTokens: opt.Config.MaxTokens, Controller: host.driver})
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err() // the program quit meanwhile
+	}
+	if err != nil {
+		host.close()
+		mod.Close()
+		return modelLoadedMsg{err: err}
+	}
+	conv.SetSystem(opt.Config.System)
+	return modelLoadedMsg{model: mod, conv: conv, host: host}
+}
+
+// modelLabel is how a model is shown: a folder by its base name, a repo
+// id as it is.
+func modelLabel(name string) string {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return filepath.Base(filepath.Clean(name))
+	}
+	return name
+}
+
+// loadAdvice says what to do about a failed load of name.
+func loadAdvice(name string, err error) string {
+	switch {
+	case errors.Is(err, hub.ErrOffline):
+		return "The Hugging Face hub cannot be reached: pick a model that is already downloaded, or connect and try again."
+	case errors.Is(err, hub.ErrAuth):
+		return "The repo is gated or private: accept its license on huggingface.co, set HF_TOKEN (or run `hf auth login`), and try again."
+	case errors.Is(err, hub.ErrNotFound):
+		return "Check the repo id (org/name), e.g. mlx-community/Llama-3.2-1B-Instruct-4bit."
+	case errors.Is(err, fs.ErrNotExist) || filepath.IsAbs(name) || strings.HasPrefix(name, ".") || strings.Count(name, "/") > 1:
+		return "Check the path: a model folder holds config.json, *.safetensors and tokenizer.json (`driftwood models` lists the downloaded ones)."
+	case errors.Is(err, context.Canceled):
+		return "The load was cancelled."
+	}
+	return "Pick another model, or fix the folder and try again."
+}
+
+// modelItems lists the models to offer: the config file's, then the ones
+// in the Hugging Face cache.
+func modelItems(configModel string, hopt hub.Options) ([]pickItem, error) {
+	var items []pickItem
+	if configModel != "" {
+		items = append(items, pickItem{title: configModel, desc: "from the config file", value: configModel})
+	}
+	cached, err := hub.List(hopt)
+	for _, c := range cached {
+		title := c.Repo
+		if len(c.Refs) == 0 {
+			title += "@" + c.Commit[:min(7, len(c.Commit))]
+		}
+		desc := c.Format + " · " + hub.FormatSize(c.Size) + " · " + c.Summary
+		if !c.Runs {
+			desc = "cannot run here: " + c.Problem
+		}
+		items = append(items, pickItem{title: title, desc: desc, value: c.Dir, label: c.Repo})
+	}
+	return items, err
+}

@@ -1,0 +1,183 @@
+package tui
+
+import (
+	"context"
+	"errors"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/engine"
+)
+
+// maxBatch bounds how many updates one tokensArrivedMsg carries.
+const maxBatch = 512
+
+// replyStream is a reply being generated. The conversation belongs to its
+// goroutine until updates is closed; the program reads the updates with
+// next, which re-schedules itself until the reply is done.
+type replyStream struct {
+	id      int
+	cancel  context.CancelFunc
+	updates chan replyUpdate
+	// Set by the goroutine before it closes updates.
+	reply conversation.Reply
+	err   error
+	used  int
+	// tokens counts the reply's tokens (the program's count).
+	tokens int
+	// stopping is set once the user asked the reply to stop.
+	stopping bool
+}
+
+// replyUpdate is one update and the context used after it.
+type replyUpdate struct {
+	conversation.Update
+	used int
+}
+
+// tokensArrivedMsg carries the updates that arrived since the last one.
+type tokensArrivedMsg struct {
+	id      int
+	updates []replyUpdate
+}
+
+// replyDoneMsg ends a reply.
+type replyDoneMsg struct {
+	id    int
+	reply conversation.Reply
+	err   error
+	used  int
+}
+
+// startReply generates a reply to text (or, with regen, the last reply
+// again) in a goroutine.
+func (m *Model) startReply(text string, regen bool) tea.Cmd {
+	m.nextID++
+	ctx, cancel := context.WithCancel(m.ctx)
+	s := &replyStream{id: m.nextID, cancel: cancel, updates: make(chan replyUpdate, maxBatch)}
+	conv, pace := m.conv, m.pace
+	go func() {
+		defer close(s.updates)
+		defer cancel()
+		n := 0
+		emit := func(u conversation.Update) error {
+			n++
+			if pace != nil {
+				pace(n)
+			}
+			ru := replyUpdate{Update: u, used: conv.Tokens()}
+			// Deliver the token whenever there is room, also after a
+			// stop: it is part of the reply that is kept.
+			select {
+			case s.updates <- ru:
+				return nil
+			default:
+			}
+			select {
+			case s.updates <- ru:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if regen {
+			s.reply, s.err = conv.Regenerate(ctx, emit)
+		} else {
+			s.reply, s.err = conv.Send(ctx, text, emit)
+		}
+		s.used = conv.Tokens()
+	}()
+	m.reply = s
+	return tea.Batch(s.next, m.status.spinner.Tick)
+}
+
+// next waits for the reply's next updates, taking all that are ready, or
+// for its end.
+func (s *replyStream) next() tea.Msg {
+	u, ok := <-s.updates
+	if !ok {
+		return replyDoneMsg{id: s.id, reply: s.reply, err: s.err, used: s.used}
+	}
+	batch := []replyUpdate{u}
+	for len(batch) < maxBatch {
+		select {
+		case u, ok := <-s.updates:
+			if !ok {
+				return tokensArrivedMsg{id: s.id, updates: batch}
+			}
+			batch = append(batch, u)
+		default:
+			return tokensArrivedMsg{id: s.id, updates: batch}
+		}
+	}
+	return tokensArrivedMsg{id: s.id, updates: batch}
+}
+
+// wait stops the reply and waits for its goroutine to let go of the
+// conversation.
+func (s *replyStream) wait() {
+	s.cancel()
+	for range s.updates {
+	}
+}
+
+// stopReply asks the running reply to stop; what it produced is kept.
+func (m *Model) stopReply() {
+	if m.reply != nil && !m.reply.stopping {
+		m.reply.stopping = true
+		m.reply.cancel()
+	}
+}
+
+// onTokens streams updates into the transcript.
+func (m *Model) onTokens(msg tokensArrivedMsg) tea.Cmd {
+	if m.reply == nil || msg.id != m.reply.id {
+		return nil
+	}
+	us := make([]conversation.Update, len(msg.updates))
+	for i, u := range msg.updates {
+		us[i] = u.Update
+		if u.Event.Token >= 0 {
+			m.reply.tokens++
+		}
+		m.reply.tokens -= u.Event.Backtrack
+	}
+	m.transcript.applyUpdates(us)
+	m.used = msg.updates[len(msg.updates)-1].used
+	return m.reply.next
+}
+
+// onReplyDone settles the reply.
+func (m *Model) onReplyDone(msg replyDoneMsg) {
+	if m.reply == nil || msg.id != m.reply.id {
+		return
+	}
+	m.reply = nil
+	m.used, m.dirty = msg.used, true
+	st := msg.reply.Stats
+	m.stats = &st
+	note := ""
+	var full *engine.ContextFullError
+	switch {
+	case errors.Is(msg.err, context.Canceled):
+		note = "stopped"
+	case errors.As(msg.err, &full):
+		note = "stopped: the context window is full"
+	case msg.err != nil:
+		note = "failed"
+	case st.Reason == engine.StopMaxTokens:
+		note = "cut at max_tokens (/set max_tokens N changes it)"
+	case st.Reason == engine.StopHook:
+		note = "ended by the controller"
+	}
+	m.transcript.endReply(msg.reply.Text, note)
+	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
+		text := msg.err.Error()
+		if full != nil {
+			text = "The context window is full (" + thousands(full.Window) + " tokens). /new starts a new conversation (this one is saved first)."
+		}
+		m.transcript.add(entryError, text)
+		m.logs.add(logLine{source: "driftwood", text: msg.err.Error(), fault: true})
+	}
+}

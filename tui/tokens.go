@@ -1,0 +1,77 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/driftwoodlabs/driftwood/conversation"
+)
+
+// tokenMark is one generated token as the controller shaped it.
+type tokenMark struct {
+	text   string
+	forced bool
+	// allowed is how many tokens the controller allowed at the step that
+	// sampled this one (0: it did not restrict the step).
+	allowed int
+}
+
+// markTokens applies one update to the marks of a reply: a backtrack
+// drops the tokens taken back, a token adds a mark.
+func markTokens(marks []tokenMark, u conversation.Update) []tokenMark {
+	if b := u.Event.Backtrack; b > 0 {
+		marks = marks[:max(len(marks)-b, 0)]
+	}
+	if u.Event.Token >= 0 {
+		marks = append(marks, tokenMark{text: u.Delta, forced: u.Event.Forced, allowed: u.Event.Candidates})
+	}
+	return marks
+}
+
+// renderTokens shows a reply token by token: forced tokens in one style,
+// restricted ones in another followed by how many tokens were allowed
+// (as a superscript), free ones plain.
+func renderTokens(st *Styles, marks []tokenMark, width int) string {
+	var b strings.Builder
+	for _, t := range marks {
+		style := lipgloss.NewStyle()
+		switch {
+		case t.forced:
+			style = st.TokenForced
+		case t.allowed > 0:
+			style = st.TokenMasked
+		}
+		for i, part := range strings.Split(sanitize(t.text), "\n") {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			if part != "" {
+				b.WriteString(style.Render(part))
+			}
+		}
+		if !t.forced && t.allowed > 0 {
+			b.WriteString(st.TokenCount.Render(superscript(t.allowed)))
+		}
+	}
+	return lipgloss.Wrap(b.String(), width, "")
+}
+
+// tokenLegend explains the token view.
+func tokenLegend(st *Styles) string {
+	return st.TokenLegend.Render("token view: ") + st.TokenForced.Render("forced") +
+		st.TokenLegend.Render(" · ") + st.TokenMasked.Render("restricted") + st.TokenCount.Render("ⁿ") +
+		st.TokenLegend.Render(" (n tokens allowed) · plain: free choice")
+}
+
+// superscript writes n in superscript digits.
+func superscript(n int) string {
+	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	sup := []rune(digits)
+	var b strings.Builder
+	for _, d := range strconv.Itoa(n) {
+		b.WriteRune(sup[d-'0'])
+	}
+	return b.String()
+}

@@ -1,0 +1,286 @@
+package tui
+
+import (
+	"strings"
+	"unicode"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
+)
+
+// entryKind is what a transcript entry shows.
+type entryKind int
+
+const (
+	entryUser entryKind = iota
+	entryAssistant
+	entrySystem
+	entryInfo
+	entryError
+)
+
+// entry is one block of the transcript.
+type entry struct {
+	kind entryKind
+	text string
+	// marks are the reply's tokens as the controller shaped them (only
+	// for replies generated in this run).
+	marks []tokenMark
+	// note is shown under a reply that ended early.
+	note string
+	live bool // the reply being generated
+	md   mdStream
+	out  string // the rendering, valid unless stale
+	// stale marks out as out of date.
+	stale bool
+}
+
+// transcript is the scrolling conversation: user messages, replies
+// rendered as Markdown while they stream, and notices from commands. The
+// view stays where the user scrolled to unless it was at the bottom.
+type transcript struct {
+	common    *Common
+	vp        viewport.Model
+	entries   []*entry
+	tokenView bool
+	// label names the assistant (the model).
+	label string
+	md    *markdown
+}
+
+func newTranscript(c *Common) transcript {
+	vp := viewport.New()
+	vp.KeyMap = viewport.KeyMap{}
+	return transcript{common: c, vp: vp}
+}
+
+// SetSize sizes the transcript; a new width renders everything again.
+func (t *transcript) SetSize(w, h int) {
+	if t.md == nil || t.md.width != t.textWidth(w) {
+		t.md = newMarkdown(t.common.Styles.Markdown, t.textWidth(w))
+		t.invalidate(false)
+	}
+	follow := t.atBottom()
+	t.vp.SetWidth(w)
+	t.vp.SetHeight(max(h, 1))
+	t.refresh()
+	if follow {
+		t.vp.GotoBottom()
+	}
+}
+
+// atBottom reports whether the end of the transcript is in view.
+func (t *transcript) atBottom() bool {
+	return t.vp.AtBottom() || t.vp.TotalLineCount() <= t.vp.Height()
+}
+
+// textWidth is the width of an entry's text for a transcript w wide.
+func (t *transcript) textWidth(w int) int { return max(w-2, 10) }
+
+// restyle renders everything again with new styles.
+func (t *transcript) restyle() {
+	t.md = newMarkdown(t.common.Styles.Markdown, t.textWidth(t.vp.Width()))
+	t.invalidate(false)
+	t.refresh()
+}
+
+// Update scrolls the transcript.
+func (t *transcript) Update(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(k, t.common.Keys.ScrollUp):
+			t.vp.PageUp()
+		case key.Matches(k, t.common.Keys.ScrollDown):
+			t.vp.PageDown()
+		}
+	}
+	return nil
+}
+
+// View is the visible part of the transcript.
+func (t *transcript) View() string { return t.vp.View() }
+
+// add appends an entry.
+func (t *transcript) add(kind entryKind, text string) {
+	t.entries = append(t.entries, &entry{kind: kind, text: text, stale: true})
+	t.refresh()
+}
+
+// reset shows a conversation's messages (after /new or /load).
+func (t *transcript) reset(msgs []chat.Message) {
+	t.entries = nil
+	for _, m := range msgs {
+		kind := entryUser
+		switch m.Role {
+		case "system":
+			kind = entrySystem
+		case "assistant":
+			kind = entryAssistant
+		}
+		t.entries = append(t.entries, &entry{kind: kind, text: m.Content, stale: true})
+	}
+	t.refresh()
+	t.vp.GotoBottom()
+}
+
+// setSystem shows the system prompt ("" hides it) as the first entry.
+func (t *transcript) setSystem(text string) {
+	if len(t.entries) > 0 && t.entries[0].kind == entrySystem {
+		t.entries = t.entries[1:]
+	}
+	if text != "" {
+		t.entries = append([]*entry{{kind: entrySystem, text: text, stale: true}}, t.entries...)
+	}
+	t.refresh()
+}
+
+// beginReply adds the entry that the reply streams into and scrolls to
+// it.
+func (t *transcript) beginReply() {
+	t.entries = append(t.entries, &entry{kind: entryAssistant, live: true, stale: true})
+	t.refresh()
+	t.vp.GotoBottom()
+}
+
+// live is the reply being generated, or nil.
+func (t *transcript) live() *entry {
+	if n := len(t.entries); n > 0 && t.entries[n-1].live {
+		return t.entries[n-1]
+	}
+	return nil
+}
+
+// applyUpdates streams tokens into the live reply.
+func (t *transcript) applyUpdates(us []conversation.Update) {
+	e := t.live()
+	if e == nil || len(us) == 0 {
+		return
+	}
+	for _, u := range us {
+		e.marks = markTokens(e.marks, u)
+	}
+	e.text, e.stale = us[len(us)-1].Text, true
+	t.refresh()
+}
+
+// endReply settles the live reply on its final text.
+func (t *transcript) endReply(text, note string) {
+	if e := t.live(); e != nil {
+		e.live, e.text, e.note, e.stale = false, text, note, true
+		t.refresh()
+	}
+}
+
+// dropLastReply removes the last reply (before it is generated again).
+func (t *transcript) dropLastReply() {
+	for i := len(t.entries) - 1; i >= 0; i-- {
+		if t.entries[i].kind == entryAssistant {
+			t.entries = append(t.entries[:i], t.entries[i+1:]...)
+			break
+		}
+	}
+	t.refresh()
+}
+
+// lastReply is the text of the last finished reply.
+func (t *transcript) lastReply() (string, bool) {
+	for i := len(t.entries) - 1; i >= 0; i-- {
+		if e := t.entries[i]; e.kind == entryAssistant && !e.live {
+			return e.text, true
+		}
+	}
+	return "", false
+}
+
+// toggleTokens switches between Markdown and the per-token view.
+func (t *transcript) toggleTokens() {
+	t.tokenView = !t.tokenView
+	t.invalidate(true)
+	t.refresh()
+}
+
+// invalidate marks the renderings stale (only the replies' if replies).
+func (t *transcript) invalidate(replies bool) {
+	for _, e := range t.entries {
+		if !replies || e.kind == entryAssistant {
+			e.stale = true
+			e.md = mdStream{}
+		}
+	}
+}
+
+// refresh renders the stale entries and updates the viewport, following
+// the end of the transcript only when the user has not scrolled up.
+func (t *transcript) refresh() {
+	if t.md == nil {
+		return
+	}
+	follow := t.atBottom()
+	parts := make([]string, 0, len(t.entries)+1)
+	if t.tokenView {
+		parts = append(parts, tokenLegend(t.common.Styles))
+	}
+	for _, e := range t.entries {
+		if e.stale {
+			e.out, e.stale = t.render(e), false
+		}
+		parts = append(parts, e.out)
+	}
+	t.vp.SetContent(strings.Join(parts, "\n\n"))
+	if follow {
+		t.vp.GotoBottom()
+	}
+}
+
+// render draws one entry.
+func (t *transcript) render(e *entry) string {
+	st, w, text := t.common.Styles, t.md.width, sanitize(e.text)
+	switch e.kind {
+	case entryUser:
+		return st.UserLabel.Render("You") + "\n" + st.UserText.Width(w).Render(text)
+	case entrySystem:
+		return st.SystemText.Width(w).Render("system prompt: " + text)
+	case entryInfo:
+		return st.Info.Width(w).Render(text)
+	case entryError:
+		return st.Error.Width(w).Render(text)
+	}
+	var body string
+	switch {
+	case e.live && text == "":
+		body = st.ReplyNote.Render("  …")
+	case t.tokenView && len(e.marks) > 0:
+		body = indent(renderTokens(st, e.marks, w-2), "  ")
+	default:
+		body = e.md.render(t.md, text)
+	}
+	out := st.AssistantLabel.Render(t.label)
+	if body != "" {
+		out += "\n" + body
+	}
+	if e.note != "" {
+		out += "\n" + st.ReplyNote.Render("  "+e.note)
+	}
+	return out
+}
+
+// sanitize replaces control characters other than newline and tab with
+// U+FFFD: text from the model must not reach the terminal as escape
+// sequences (which could, for one, write the clipboard).
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			return r
+		}
+		return unicode.ReplacementChar
+	}, s)
+}
+
+// indent prefixes every line of s.
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

@@ -1,0 +1,90 @@
+// Package tui is Driftwood's chat: a Bubble Tea program with a scrolling
+// transcript whose replies render as Markdown while they stream, an input
+// box that grows with its text (history, slash commands with completion,
+// $EDITOR), a status bar (model, backend, controller, context use, speed)
+// and a collapsible pane for controller logs and errors.
+//
+// The program owns the conversation: it loads the model (or lets the
+// user pick one, showing a download's progress), runs the controller host,
+// saves and restores sessions, and auto-saves the conversation on quit.
+// Each reply runs in a goroutine that streams its tokens back as messages,
+// so the interface never waits on the model; the program's context
+// cancels it.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/driftwoodlabs/driftwood/config"
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/hub"
+	"github.com/driftwoodlabs/driftwood/sessions"
+)
+
+// Options configures the chat.
+type Options struct {
+	// Model is a model folder or a Hugging Face repo id (pulled first if
+	// it is not cached). Empty shows a picker of the cached models.
+	Model string
+	// Config gives the defaults: threads, context window, reply length,
+	// system prompt and sampling (its Model is offered in the picker).
+	Config config.Config
+	// Session resumes the named session (or starts it, when there is
+	// none of that name); Continue resumes the latest one.
+	Session  string
+	Continue bool
+	// Sessions is where sessions are saved.
+	Sessions sessions.Store
+	// ControllerDirs are searched, in order, for controllers by name;
+	// CompileCache keeps compiled controllers ("" for none).
+	ControllerDirs []string
+	CompileCache   string
+	// HistoryFile keeps the inputs sent (empty: DefaultHistoryFile());
+	// NoHistory keeps none.
+	HistoryFile string
+	NoHistory   bool
+	// Hub resolves repo ids and lists the cached models; nil means
+	// hub.OptionsFromEnv().
+	Hub *hub.Options
+	// NewBackend prepares a loaded model for its backend; nil means the
+	// CPU backend with Config.Threads. It must not write to the terminal.
+	NewBackend func(*engine.Model) (engine.Backend, error)
+	// Keys and Styles replace the defaults when set.
+	Keys   *KeyMap
+	Styles func(isDark bool) *Styles
+	// Input and Output are the terminal; nil means stdin and stdout.
+	Input  io.Reader
+	Output io.Writer
+}
+
+// Run runs the chat until the user quits, then saves the conversation as
+// a session (when it changed) and says so on the output.
+func Run(ctx context.Context, opt Options) error {
+	m := New(ctx, opt)
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opt.Input != nil {
+		popts = append(popts, tea.WithInput(opt.Input))
+	}
+	out := opt.Output
+	if out == nil {
+		out = os.Stdout
+	}
+	popts = append(popts, tea.WithOutput(out))
+	_, err := tea.NewProgram(m, popts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil // interrupted from outside: still save below
+	}
+	saved, serr := m.Close()
+	if serr != nil {
+		fmt.Fprintf(out, "driftwood: the conversation was not saved: %v\n", serr)
+	} else if saved != "" {
+		fmt.Fprintf(out, "Saved the conversation as session %s; resume it with: driftwood --continue\n", saved)
+	}
+	return errors.Join(err, serr)
+}
