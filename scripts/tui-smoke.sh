@@ -53,8 +53,15 @@ wait_for() {
 # start ARGS...: runs driftwood in a 100×30 pane that stays after it exits.
 start() {
 	tmux -S "$sock" kill-server 2>/dev/null || true
-	tmux -S "$sock" new-session -d -s dw -x 100 -y 30 \
-		"${env[*]} $bin $* --model $model; echo \"exit status \$?\"; sleep 60"
+	# A loaded machine sometimes loses the first server start; try again.
+	for try in 1 2 3; do
+		if tmux -S "$sock" new-session -d -s dw -x 100 -y 30 \
+			"${env[*]} $bin $* --model $model; echo \"exit status \$?\"; sleep 60"; then
+			return 0
+		fi
+		sleep 1
+	done
+	fail "tmux would not start"
 }
 
 keep() {
