@@ -18,6 +18,10 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine"
 )
 
+// DefaultModel is the model offered on first run: Llama 3.2 1B Instruct in
+// MLX 4-bit (695 MB), which runs on the CPU backend and on Apple GPUs.
+const DefaultModel = "mlx-community/Llama-3.2-1B-Instruct-4bit"
+
 // Config is the whole configuration file.
 type Config struct {
 	// Model is a model folder or Hugging Face repo id.

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/hub"
 )
@@ -152,8 +154,8 @@ func loadAdvice(name string, err error) string {
 	return "Pick another model, or fix the folder and try again."
 }
 
-// modelItems lists the models to offer: the config file's, then the ones
-// in the Hugging Face cache.
+// modelItems lists the models to offer: the config file's, the ones in the
+// Hugging Face cache, and the recommended default when it is not cached.
 func modelItems(configModel string, hopt hub.Options) ([]pickItem, error) {
 	var items []pickItem
 	if configModel != "" {
@@ -170,6 +172,9 @@ func modelItems(configModel string, hopt hub.Options) ([]pickItem, error) {
 			desc = "cannot run here: " + c.Problem
 		}
 		items = append(items, pickItem{title: title, desc: desc, value: c.Dir, label: c.Repo})
+	}
+	if !slices.ContainsFunc(items, func(it pickItem) bool { return it.label == config.DefaultModel || it.value == config.DefaultModel }) {
+		items = append(items, pickItem{title: config.DefaultModel, desc: "recommended · download 695 MB from Hugging Face", value: config.DefaultModel})
 	}
 	return items, err
 }
