@@ -46,6 +46,7 @@ type Driver struct {
 	done    chan struct{} // closed when the worker has stopped
 	pending bool          // a step is in flight
 	allowed []int32
+	infs    [32]float32 // -Inf, copied over banned words
 
 	// Owned by the worker goroutine (and by StartReply, which is only
 	// called between steps).
@@ -72,6 +73,9 @@ var _ engine.Hook = (*Driver)(nil)
 func NewDriver(rt *Runtime, vocab *Vocab, kv *KV, reg *Registry, logf func(Log)) *Driver {
 	d := &Driver{rt: rt, vocab: vocab, kv: kv, logf: logf, reg: reg,
 		req: make(chan []int32, 1), resp: make(chan outcome, 1), done: make(chan struct{}), allowed: make([]int32, 0, sparseLimit)}
+	for i := range d.infs {
+		d.infs[i] = float32(math.Inf(-1))
+	}
 	go d.worker()
 	return d
 }
@@ -159,7 +163,10 @@ func (d *Driver) End(logits []float32) engine.Directive {
 // to -Inf in place.
 func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, count int) {
 	words := min(len(mask), (len(logits)+31)/32)
-	for _, w := range mask[:words] {
+	for i, w := range mask[:words] {
+		if rem := len(logits) - i*32; rem < 32 {
+			w &= 1<<rem - 1 // bits past the vocabulary do not count
+		}
 		count += bits.OnesCount32(w)
 	}
 	if count <= sparseLimit {
@@ -175,16 +182,22 @@ func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, co
 		}
 		return allowed, count
 	}
-	inf := float32(math.Inf(-1))
+	// Whole words first (most masks are runs of allowed or banned ids),
+	// then a branchless select per bit: bit set keeps the logit, clear
+	// makes it -Inf, so random masks cost no mispredictions.
+	const negInf = 0xff800000
 	for i, w := range mask[:words] {
-		if w == math.MaxUint32 {
+		chunk := logits[i*32 : min(i*32+32, len(logits))]
+		switch w {
+		case math.MaxUint32:
+			continue
+		case 0:
+			copy(chunk, d.infs[:len(chunk)])
 			continue
 		}
-		chunk := logits[i*32 : min(i*32+32, len(logits))]
-		for j := range chunk {
-			if w&(1<<j) == 0 {
-				chunk[j] = inf
-			}
+		for j, x := range chunk {
+			keep := uint32(int32(w<<(31-j)) >> 31) // all ones when bit j is set
+			chunk[j] = math.Float32frombits(math.Float32bits(x)&keep | negInf&^keep)
 		}
 	}
 	return nil, count

@@ -23,7 +23,7 @@ var built struct {
 
 // shipped builds controllers/examples with the Go toolchain (what
 // `driftwood controllers build` does) and returns the folder.
-func shipped(t *testing.T) string {
+func shipped(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		built.dir, built.err = os.MkdirTemp("", "driftwood-controllers-")

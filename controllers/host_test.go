@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -251,5 +252,39 @@ func TestLogLines(t *testing.T) {
 	h.reply(t, d, nil, 2, 0, nil)
 	if !strings.Contains(h.logText(), "talk: hello") {
 		t.Errorf("logs %q", h.logText())
+	}
+}
+
+// TestApplyMaskMatchesBits checks the branchless mask against the bits.
+func TestApplyMaskMatchesBits(t *testing.T) {
+	d := NewDriver(nil, nil, nil, nil, nil)
+	defer d.Close()
+	for _, n := range []int{1000, 1001, 4097} {
+		logits := make([]float32, n)
+		mask := make([]uint32, (n+31)/32)
+		for i := range mask {
+			mask[i] = uint32(i*2654435761) ^ uint32(i<<7)
+		}
+		mask[1], mask[2] = 0, 0xffffffff
+		for i := range logits {
+			logits[i] = float32(i) - 50
+		}
+		allowed, count := d.applyMask(logits, mask)
+		if allowed != nil {
+			t.Fatalf("n=%d: a dense mask came back as a list", n)
+		}
+		kept := 0
+		for i, l := range logits {
+			bit := mask[i/32]>>(i%32)&1 == 1
+			if bit {
+				kept++
+			}
+			if bit != (l == float32(i)-50) || (!bit && !math.IsInf(float64(l), -1)) {
+				t.Fatalf("n=%d: logit %d = %g with mask bit %v", n, i, l, bit)
+			}
+		}
+		if kept != count {
+			t.Errorf("n=%d: count %d, kept %d", n, count, kept)
+		}
 	}
 }

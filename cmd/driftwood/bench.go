@@ -39,6 +39,8 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	genN := g.fs.Int("gen-tokens", 64, "tokens to decode for the decode measurement")
 	runs := g.fs.Int("runs", 3, "repetitions; the median is reported")
 	asJSON := g.fs.Bool("json", false, "print the result as JSON")
+	var cf controllerFlags
+	cf.register(g.fs)
 	restoreN := g.fs.String("restore-tokens", "", "instead: compare restoring a session of these many tokens (comma-separated) with re-processing them")
 	if err := g.parse(args); err != nil {
 		return err
@@ -87,6 +89,18 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return fmt.Errorf("--prompt-tokens + --gen-tokens = %d exceeds the model's %d positions", window, max)
 	}
 	greedy := engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}
+	var hook engine.Hook
+	if cf.name != "" {
+		cs, err := newControllerSet(l, cf.dir, errOut)
+		if err != nil {
+			return err
+		}
+		defer cs.Close()
+		if err := cs.use(cf.name, cf.arg); err != nil {
+			return err
+		}
+		hook = cs.driver
+	}
 	var prefill, decode []float64
 	for r := 0; r < *runs; r++ {
 		cache, err := l.Backend.NewCache(window)
@@ -94,7 +108,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 			return err
 		}
 		gen := engine.NewGenerator(l.Backend, engine.NewSampler(greedy, c.VocabSize), c.VocabSize)
-		gen.MaxTokens = *genN
+		gen.MaxTokens, gen.Hook = *genN, hook
 		seq := &engine.Sequence{Cache: cache}
 		start := time.Now()
 		if err := gen.Prefill(ctx, seq, prompt); err != nil {

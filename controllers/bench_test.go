@@ -1,0 +1,152 @@
+package controllers
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+)
+
+// llama3Vocab is the real 128,256-token vocabulary.
+func llama3Vocab(b *testing.B) *Vocab {
+	tok, err := tokenizer.Load(filepath.Join("..", "testdata", "llama3-tokenizer", "tokenizer.json.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return NewVocab(tok, 128256)
+}
+
+// BenchmarkApplyMask is the host's side of a step: reading the mask in
+// place and restricting the logits.
+func BenchmarkApplyMask(b *testing.B) {
+	const vocab = 128256
+	logits := make([]float32, vocab)
+	d := NewDriver(nil, nil, nil, nil, nil)
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(1, 1))
+	dense, runs, sparse := make([]uint32, (vocab+31)/32), make([]uint32, (vocab+31)/32), make([]uint32, (vocab+31)/32)
+	for i := range dense {
+		dense[i] = rng.Uint32()
+		if rng.IntN(4) == 0 {
+			runs[i] = math.MaxUint32
+		}
+	}
+	for i := 0; i < 10; i++ {
+		id := rng.IntN(vocab)
+		sparse[id/32] |= 1 << (id % 32)
+	}
+	for _, c := range []struct {
+		name string
+		mask []uint32
+	}{{"random-half", dense}, {"runs-quarter", runs}, {"sparse-10", sparse}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				d.applyMask(logits, c.mask)
+			}
+		})
+	}
+}
+
+// BenchmarkWasmStep times dw_step of the shipped regex and json
+// controllers through the host (worker hand-off, the guest, reading the
+// result) on the Llama 3 vocabulary, replaying replies sampled among the
+// allowed tokens; it reports the median and 99th percentile step.
+func BenchmarkWasmStep(b *testing.B) {
+	vocab := llama3Vocab(b)
+	rt := NewRuntime(DefaultLimits(), b.TempDir())
+	defer rt.Close()
+	reg, err := NewRegistry(rt, shipped(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer reg.Close()
+	for _, c := range []struct{ name, arg string }{
+		{"regex", `[A-Z][a-z]+( [a-z]+){3,12}\.`},
+		{"json", `{"type":"object","properties":{"name":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name"]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			mod, err := reg.Get(c.name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := NewDriver(rt, vocab, NewKV(), nil, nil)
+			defer d.Close()
+			d.Use(mod, c.arg)
+			logits := make([]float32, len(vocab.Tokens))
+			rng := rand.New(rand.NewPCG(2, 2))
+			prompt := []int32{128000, 9906, 128009}
+			var times []time.Duration
+			seq := slices.Clone(prompt)
+			d.StartReply(len(prompt))
+			for b.Loop() {
+				start := time.Now()
+				d.Begin(seq)
+				dir := d.End(logits)
+				times = append(times, time.Since(start))
+				next := pick(rng, logits, dir.Allowed)
+				if dir.Stop || next < 0 || len(seq) > 200 || dir.Backtrack > 0 {
+					seq = slices.Clone(prompt) // a new reply
+					d.StartReply(len(prompt))
+					clear(logits)
+					continue
+				}
+				seq = append(seq, dir.Force...)
+				if len(dir.Force) == 0 {
+					seq = append(seq, next)
+				}
+				clear(logits)
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+// pick samples uniformly among the allowed tokens (a list, or the logits
+// not masked to -Inf).
+func pick(rng *rand.Rand, logits []float32, allowed []int32) int32 {
+	if allowed != nil {
+		if len(allowed) == 0 {
+			return -1
+		}
+		return allowed[rng.IntN(len(allowed))]
+	}
+	for tries := 0; tries < 1<<20; tries++ {
+		if id := rng.IntN(len(logits)); !math.IsInf(float64(logits[id]), -1) {
+			return int32(id)
+		}
+	}
+	return -1
+}
+
+// BenchmarkSwap is switching to a controller whose compiled module is in
+// the disk cache: load, instantiate, initialise, first step.
+func BenchmarkSwap(b *testing.B) {
+	vocab := llama3Vocab(b)
+	cache := b.TempDir()
+	path := filepath.Join(shipped(b), "regex.wasm")
+	warm := NewRuntime(DefaultLimits(), cache)
+	if _, err := warm.LoadFile(path); err != nil { // fills the disk cache
+		b.Fatal(err)
+	}
+	warm.Close()
+	for b.Loop() {
+		rt := NewRuntime(DefaultLimits(), cache)
+		mod, err := rt.LoadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := NewDriver(rt, vocab, NewKV(), nil, nil)
+		d.Use(mod, `[a-z]+`)
+		d.StartReply(1)
+		d.Begin([]int32{128000})
+		d.End(make([]float32, len(vocab.Tokens)))
+		d.Close()
+		rt.Close()
+	}
+}
