@@ -20,8 +20,8 @@ func llama3Vocab(b *testing.B) *Vocab {
 	return NewVocab(tok, 128256)
 }
 
-// BenchmarkApplyMask is the host's side of a step: reading the mask in
-// place and restricting the logits.
+// BenchmarkApplyMask is the host's side of a step: counting the mask's
+// bits in place and choosing a list or the mask for the sampler.
 func BenchmarkApplyMask(b *testing.B) {
 	const vocab = 128256
 	logits := make([]float32, vocab)

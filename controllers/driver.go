@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -46,7 +45,6 @@ type Driver struct {
 	done    chan struct{} // closed when the worker has stopped
 	pending bool          // a step is in flight
 	allowed []int32
-	infs    [32]float32 // -Inf, copied over banned words
 
 	// Owned by the worker goroutine (and by StartReply, which is only
 	// called between steps).
@@ -73,9 +71,6 @@ var _ engine.Hook = (*Driver)(nil)
 func NewDriver(rt *Runtime, vocab *Vocab, kv *KV, reg *Registry, logf func(Log)) *Driver {
 	d := &Driver{rt: rt, vocab: vocab, kv: kv, logf: logf, reg: reg,
 		req: make(chan []int32, 1), resp: make(chan outcome, 1), done: make(chan struct{}), allowed: make([]int32, 0, sparseLimit)}
-	for i := range d.infs {
-		d.infs[i] = float32(math.Inf(-1))
-	}
 	go d.worker()
 	return d
 }
@@ -153,15 +148,16 @@ func (d *Driver) End(logits []float32) engine.Directive {
 	}
 	dir.Backtrack, dir.Force, dir.Stop = r.backtrack, r.force, r.flags&sdk.FlagStop != 0
 	if r.mask != nil {
-		dir.Allowed, dir.Candidates = d.applyMask(logits, r.mask)
+		dir.Allowed, dir.Mask, dir.Candidates = d.applyMask(logits, r.mask)
 	}
 	return dir
 }
 
-// applyMask restricts logits to the tokens mask allows: as a list when
-// they are few (the logits are not touched), else by setting the others
-// to -Inf in place.
-func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, count int) {
+// applyMask turns the guest's mask into the directive's restriction: a
+// list when few tokens are allowed, else the mask itself (read in place by
+// the sampler, which then touches only the allowed tokens' logits). count
+// is the number of allowed tokens.
+func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, dense []uint32, count int) {
 	words := min(len(mask), (len(logits)+31)/32)
 	for i, w := range mask[:words] {
 		if rem := len(logits) - i*32; rem < 32 {
@@ -169,38 +165,20 @@ func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, co
 		}
 		count += bits.OnesCount32(w)
 	}
-	if count <= sparseLimit {
-		allowed = d.allowed[:0]
-		for i, w := range mask[:words] {
-			for w != 0 {
-				id := i*32 + bits.TrailingZeros32(w)
-				if id < len(logits) {
-					allowed = append(allowed, int32(id))
-				}
-				w &= w - 1
-			}
-		}
-		return allowed, count
+	if count > sparseLimit {
+		return nil, mask[:words], count
 	}
-	// Whole words first (most masks are runs of allowed or banned ids),
-	// then a branchless select per bit: bit set keeps the logit, clear
-	// makes it -Inf, so random masks cost no mispredictions.
-	const negInf = 0xff800000
+	allowed = d.allowed[:0]
 	for i, w := range mask[:words] {
-		chunk := logits[i*32 : min(i*32+32, len(logits))]
-		switch w {
-		case math.MaxUint32:
-			continue
-		case 0:
-			copy(chunk, d.infs[:len(chunk)])
-			continue
-		}
-		for j, x := range chunk {
-			keep := uint32(int32(w<<(31-j)) >> 31) // all ones when bit j is set
-			chunk[j] = math.Float32frombits(math.Float32bits(x)&keep | negInf&^keep)
+		for w != 0 {
+			id := i*32 + bits.TrailingZeros32(w)
+			if id < len(logits) {
+				allowed = append(allowed, int32(id))
+			}
+			w &= w - 1
 		}
 	}
-	return nil, count
+	return allowed, nil, count
 }
 
 // worker serves steps until Close.

@@ -255,36 +255,32 @@ func TestLogLines(t *testing.T) {
 	}
 }
 
-// TestApplyMaskMatchesBits checks the branchless mask against the bits.
-func TestApplyMaskMatchesBits(t *testing.T) {
+// TestApplyMaskCounts checks the allowed counts (bits past the vocabulary
+// do not count) and the choice between a list and the mask itself.
+func TestApplyMaskCounts(t *testing.T) {
 	d := NewDriver(nil, nil, nil, nil, nil)
 	defer d.Close()
 	for _, n := range []int{1000, 1001, 4097} {
-		logits := make([]float32, n)
 		mask := make([]uint32, (n+31)/32)
 		for i := range mask {
 			mask[i] = uint32(i*2654435761) ^ uint32(i<<7)
 		}
-		mask[1], mask[2] = 0, 0xffffffff
-		for i := range logits {
-			logits[i] = float32(i) - 50
-		}
-		allowed, count := d.applyMask(logits, mask)
-		if allowed != nil {
-			t.Fatalf("n=%d: a dense mask came back as a list", n)
-		}
-		kept := 0
-		for i, l := range logits {
-			bit := mask[i/32]>>(i%32)&1 == 1
-			if bit {
-				kept++
-			}
-			if bit != (l == float32(i)-50) || (!bit && !math.IsInf(float64(l), -1)) {
-				t.Fatalf("n=%d: logit %d = %g with mask bit %v", n, i, l, bit)
+		mask[len(mask)-1] = math.MaxUint32 // bits past n are set
+		allowed, dense, count := d.applyMask(make([]float32, n), mask)
+		want := 0
+		for i := 0; i < n; i++ {
+			if mask[i/32]>>(i%32)&1 == 1 {
+				want++
 			}
 		}
-		if kept != count {
-			t.Errorf("n=%d: count %d, kept %d", n, count, kept)
+		if allowed != nil || len(dense) != len(mask) || count != want {
+			t.Errorf("n=%d: list %v, mask of %d words, count %d; want the mask and %d", n, allowed != nil, len(dense), count, want)
 		}
+	}
+	sparse := make([]uint32, 4)
+	sparse[0], sparse[3] = 1<<5, 1<<31
+	allowed, dense, count := d.applyMask(make([]float32, 127), sparse)
+	if !slices.Equal(allowed, []int32{5}) || dense != nil || count != 1 {
+		t.Errorf("sparse: %v %v %d, want [5] (127 is past the vocabulary)", allowed, dense, count)
 	}
 }

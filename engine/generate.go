@@ -48,6 +48,11 @@ type Directive struct {
 	// sparse mask that spares the hook from masking the whole vocabulary.
 	// An empty, non-nil list ends the reply.
 	Allowed []int32
+	// Mask, when not nil (and Allowed is nil), is a bitset over the
+	// vocabulary (bit t%32 of word t/32): only tokens whose bit is set may
+	// be sampled. The sampler reads it instead of the hook writing -Inf
+	// over the logits; it must stay valid until the next Begin.
+	Mask []uint32
 	// Temperature, when 0 or more, overrides the sampler's for this step.
 	Temperature float64
 	// Candidates is how many tokens the hook allowed at this step, for
@@ -244,9 +249,12 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 			continue
 		}
 		var tok int32
-		if d.Allowed != nil {
+		switch {
+		case d.Allowed != nil:
 			tok = g.Sampler.SampleAmong(g.logits, d.Allowed, seq.Tokens, d.Temperature)
-		} else {
+		case d.Mask != nil:
+			tok = g.Sampler.SampleMask(g.logits, d.Mask, seq.Tokens, d.Temperature)
+		default:
 			tok = g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
 		}
 		if tok < 0 || slices.Contains(g.StopTokens, tok) {

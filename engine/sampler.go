@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -97,6 +98,25 @@ func (s *Sampler) SampleAmong(logits []float32, allowed, history []int32, temper
 	for _, id := range allowed {
 		if id >= 0 && int(id) < len(logits) && len(cand) < len(s.cand) {
 			cand = append(cand, id)
+		}
+	}
+	return s.pick(logits, cand, temperature)
+}
+
+// SampleMask is Sample restricted to the tokens whose bit is set in mask
+// (bit t%32 of word t/32): only the allowed tokens' logits are read. If
+// none is allowed, it returns -1.
+func (s *Sampler) SampleMask(logits []float32, mask []uint32, history []int32, temperature float64) int32 {
+	s.penalise(logits, history)
+	cand := s.cand[:0]
+	for i, w := range mask {
+		for w != 0 {
+			id := i*32 + bits.TrailingZeros32(w)
+			if id >= len(logits) {
+				break
+			}
+			cand = append(cand, int32(id))
+			w &= w - 1
 		}
 	}
 	return s.pick(logits, cand, temperature)

@@ -204,3 +204,21 @@ func TestSampleAmong(t *testing.T) {
 		t.Errorf("empty allowed list gave %d, want -1", got)
 	}
 }
+
+func TestSampleMask(t *testing.T) {
+	s := NewSampler(SamplerConfig{Temperature: 1, TopP: 1, RepeatPenalty: 1}, 70)
+	logits := make([]float32, 70)
+	logits[3], logits[40] = 5, 9
+	mask := []uint32{1<<3 | 1<<7, 1 << 1, 1 << 31} // 3, 7, 33, and 95 (past the vocabulary)
+	for i := 0; i < 200; i++ {
+		if tok := s.SampleMask(logits, mask, nil, -1); tok != 3 && tok != 7 && tok != 33 {
+			t.Fatalf("drew %d outside the mask", tok)
+		}
+	}
+	if got := s.SampleMask(logits, mask, nil, 0); got != 3 {
+		t.Errorf("greedy under the mask = %d, want 3 (40 is masked)", got)
+	}
+	if got := s.SampleMask(logits, []uint32{0, 0, 0}, nil, -1); got != -1 {
+		t.Errorf("empty mask gave %d", got)
+	}
+}

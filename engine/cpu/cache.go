@@ -12,12 +12,14 @@ import (
 // cacheChunk is how many positions the cache grows by at a time.
 const cacheChunk = 256
 
-// cache holds f32 keys and values, per layer laid out (position, kv_heads,
-// head_dim) so that appending a position is a plain copy.
+// cache holds f32 keys and values, per layer laid out (kv_heads, capacity,
+// head_dim): one head's keys (or values) for consecutive positions are
+// contiguous, so attention reads them front to back in one kernel call.
 type cache struct {
 	n, window        int
 	kvHeads, headDim int
-	k, v             [][]float32 // per layer; capacity positions × kvHeads·headDim
+	capacity         int         // positions allocated per head
+	k, v             [][]float32 // per layer
 }
 
 var _ engine.Cache = (*cache)(nil)
@@ -37,23 +39,47 @@ func (c *cache) Truncate(n int) {
 	c.n = n
 }
 
+// head returns the first n positions of kv head h in a layer's keys or
+// values.
+func (c *cache) head(layer []float32, h, n int) []float32 {
+	off := h * c.capacity * c.headDim
+	return layer[off : off+n*c.headDim]
+}
+
 // reserve makes room for n positions, growing by whole chunks, so the
 // per-token path allocates only once every cacheChunk tokens.
 func (c *cache) reserve(n int) {
-	if len(c.k[0]) >= n*c.kvDim() {
+	if n <= c.capacity {
 		return
 	}
-	capPos := min((n+cacheChunk-1)/cacheChunk*cacheChunk, c.window)
+	capacity := min((n+cacheChunk-1)/cacheChunk*cacheChunk, c.window)
 	for l := range c.k {
-		c.k[l] = grow(c.k[l], c.n*c.kvDim(), capPos*c.kvDim())
-		c.v[l] = grow(c.v[l], c.n*c.kvDim(), capPos*c.kvDim())
+		c.k[l] = c.grow(c.k[l], capacity)
+		c.v[l] = c.grow(c.v[l], capacity)
 	}
+	c.capacity = capacity
 }
 
-func grow(s []float32, used, size int) []float32 {
-	g := make([]float32, size)
-	copy(g, s[:used])
+func (c *cache) grow(s []float32, capacity int) []float32 {
+	g := make([]float32, c.kvHeads*capacity*c.headDim)
+	for h := 0; h < c.kvHeads; h++ {
+		copy(g[h*capacity*c.headDim:], c.head(s, h, c.n))
+	}
 	return g
+}
+
+// store writes the keys and values of n tokens, each (kv_heads, head_dim),
+// at positions [p, p+n) of a layer.
+func (c *cache) store(layer, p, n int, k, v []float32) {
+	hd := c.headDim
+	for h := 0; h < c.kvHeads; h++ {
+		kh, vh := c.head(c.k[layer], h, p+n)[p*hd:], c.head(c.v[layer], h, p+n)[p*hd:]
+		for b := 0; b < n; b++ {
+			src := b*c.kvDim() + h*hd
+			copy(kh[b*hd:(b+1)*hd], k[src:src+hd])
+			copy(vh[b*hd:(b+1)*hd], v[src:src+hd])
+		}
+	}
 }
 
 // Export copies the used positions out as (kv_heads, len, head_dim) f32.
@@ -68,14 +94,10 @@ func (c *cache) Export() (*engine.KVState, error) {
 }
 
 func (c *cache) exportLayer(src []float32) []byte {
-	out := make([]byte, c.n*c.kvDim()*4)
-	i := 0
+	out := make([]byte, 0, c.n*c.kvDim()*4)
 	for h := 0; h < c.kvHeads; h++ {
-		for p := 0; p < c.n; p++ {
-			for _, v := range src[p*c.kvDim()+h*c.headDim:][:c.headDim] {
-				binary.LittleEndian.PutUint32(out[i:], math.Float32bits(v))
-				i += 4
-			}
+		for _, v := range c.head(src, h, c.n) {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
 		}
 	}
 	return out
@@ -112,12 +134,10 @@ func (c *cache) Import(s *engine.KVState) error {
 func (c *cache) importLayer(dst []float32, src []byte, n int, read func([]byte, int) float32) {
 	i := 0
 	for h := 0; h < c.kvHeads; h++ {
-		for p := 0; p < n; p++ {
-			row := dst[p*c.kvDim()+h*c.headDim:][:c.headDim]
-			for j := range row {
-				row[j] = read(src, i)
-				i++
-			}
+		row := c.head(dst, h, n)
+		for j := range row {
+			row[j] = read(src, i)
+			i++
 		}
 	}
 }

@@ -96,15 +96,13 @@ func TestMatrixKernelsAgree(t *testing.T) {
 			for i := range x {
 				x[i] = float32(rng.NormFloat64())
 			}
-			batched := make([]float32, n*rows)
-			m.mul(batched, x, n, 0, rows, make([]float32, cols))
-			single := make([]float32, rows)
+			batched := mulAll(m, x, n)
 			row := make([]float32, cols)
 			for b := 0; b < n; b++ {
-				m.mul(single, x[b*cols:], 1, 0, rows, row)
+				single := mulAll(m, x[b*cols:], 1)
 				for r := 0; r < rows; r++ {
 					m.row(row, r)
-					want := dot(row, x[b*cols:])
+					want := dotGo(row, x[b*cols:])
 					for _, got := range []float32{single[r], batched[b*rows+r]} {
 						if math.Abs(float64(got-want)) > 1e-4*(1+math.Abs(float64(want))) {
 							t.Fatalf("%s: row %d input %d: kernel %g, dequantised dot %g", name, r, b, got, want)
@@ -114,6 +112,22 @@ func TestMatrixKernelsAgree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mulAll multiplies m with n inputs through the kernels that Forward uses.
+func mulAll(m matrix, x []float32, n int) []float32 {
+	rows, cols := m.dims()
+	buf := newInputBuf(cols, n)
+	var in input
+	in.prepare(&buf, x, n, cols, m.layout())
+	out := make([]float32, n*rows)
+	s := newScratch(cols, n)
+	if n == 1 {
+		m.gemv(out, &in, 0, rows, s)
+	} else {
+		gemm(m, out, &in, 0, rows, s)
+	}
+	return out
 }
 
 func TestKVExportImport(t *testing.T) {
@@ -136,10 +150,9 @@ func TestKVExportImport(t *testing.T) {
 	}
 	// The exported layout is (kv_heads, len, head_dim): head 1's first
 	// position follows head 0's last.
-	kv := f.m.Config.NumKeyValueHeads * f.m.Config.HeadDim
-	native := c.(*cache).k[0]
+	native := c.(*cache)
 	got := math.Float32frombits(binary.LittleEndian.Uint32(s.K[0][4*len(ids)*32:]))
-	if want := native[0*kv+32]; got != want {
+	if want := native.head(native.k[0], 1, 1)[0]; got != want {
 		t.Errorf("head 1 position 0 = %g, want %g", got, want)
 	}
 	restored := f.cache(t)

@@ -63,18 +63,20 @@ func maxDiff(a, b []float32) float64 {
 func TestGoldenPromptLogits(t *testing.T) {
 	for _, name := range golden.Models {
 		t.Run(name, func(t *testing.T) {
-			f := load(t, name, Options{})
-			vocab := f.m.Config.VocabSize
-			ids := f.g.Prompt.IDs
-			logits := make([]float32, len(ids)*vocab)
-			if err := f.b.Forward(f.cache(t), ids, logits); err != nil {
-				t.Fatal(err)
-			}
-			for p := range ids {
-				if d := maxDiff(logits[p*vocab:(p+1)*vocab], f.g.PromptLogits[p]); d > logitTol {
-					t.Errorf("position %d: max |Δlogit| = %.2g > %g", p, d, logitTol)
+			withKernels(t, func(t *testing.T) {
+				f := load(t, name, Options{})
+				vocab := f.m.Config.VocabSize
+				ids := f.g.Prompt.IDs
+				logits := make([]float32, len(ids)*vocab)
+				if err := f.b.Forward(f.cache(t), ids, logits); err != nil {
+					t.Fatal(err)
 				}
-			}
+				for p := range ids {
+					if d := maxDiff(logits[p*vocab:(p+1)*vocab], f.g.PromptLogits[p]); d > logitTol {
+						t.Errorf("position %d: max |Δlogit| = %.2g > %g", p, d, logitTol)
+					}
+				}
+			})
 		})
 	}
 }
@@ -86,44 +88,46 @@ func TestGoldenPromptLogits(t *testing.T) {
 func TestGoldenGreedy(t *testing.T) {
 	for _, name := range golden.Models {
 		t.Run(name, func(t *testing.T) {
-			f := load(t, name, Options{})
-			vocab := f.m.Config.VocabSize
-			c := f.cache(t)
-			logits := make([]float32, vocab)
-			if err := f.b.Forward(c, f.g.Prompt.IDs, logits); err != nil {
-				t.Fatal(err)
-			}
-			var incremental [][]float32
-			for k, want := range f.g.Greedy.Tokens {
-				incremental = append(incremental, append([]float32(nil), logits...))
-				for _, top := range f.g.Greedy.Steps[k].Top5 {
-					if d := math.Abs(float64(logits[int(top[0])]) - top[1]); d > logitTol {
-						t.Errorf("step %d: logit of %d off by %.2g", k, int(top[0]), d)
-					}
-				}
-				if got := engine.Argmax(logits); got != want {
-					t.Fatalf("step %d: greedy token %d, want %d", k, got, want)
-				}
-				if err := f.b.Forward(c, []int32{want}, logits); err != nil {
+			withKernels(t, func(t *testing.T) {
+				f := load(t, name, Options{})
+				vocab := f.m.Config.VocabSize
+				c := f.cache(t)
+				logits := make([]float32, vocab)
+				if err := f.b.Forward(c, f.g.Prompt.IDs, logits); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if d := maxDiff(logits, f.g.Greedy.LogitsAfterLastToken); d > logitTol {
-				t.Errorf("logits after the last token: max |Δ| = %.2g", d)
-			}
-			incremental = append(incremental, logits)
-
-			all := append(append([]int32(nil), f.g.Prompt.IDs...), f.g.Greedy.Tokens...)
-			full := make([]float32, len(all)*vocab)
-			if err := f.b.Forward(f.cache(t), all, full); err != nil {
-				t.Fatal(err)
-			}
-			p0 := len(f.g.Prompt.IDs) - 1
-			for k, inc := range incremental {
-				if d := maxDiff(inc, full[(p0+k)*vocab:(p0+k+1)*vocab]); d > incrementalTol {
-					t.Errorf("step %d: incremental vs full recompute max |Δ| = %.2g > %g", k, d, incrementalTol)
+				var incremental [][]float32
+				for k, want := range f.g.Greedy.Tokens {
+					incremental = append(incremental, append([]float32(nil), logits...))
+					for _, top := range f.g.Greedy.Steps[k].Top5 {
+						if d := math.Abs(float64(logits[int(top[0])]) - top[1]); d > logitTol {
+							t.Errorf("step %d: logit of %d off by %.2g", k, int(top[0]), d)
+						}
+					}
+					if got := engine.Argmax(logits); got != want {
+						t.Fatalf("step %d: greedy token %d, want %d", k, got, want)
+					}
+					if err := f.b.Forward(c, []int32{want}, logits); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
+				if d := maxDiff(logits, f.g.Greedy.LogitsAfterLastToken); d > logitTol {
+					t.Errorf("logits after the last token: max |Δ| = %.2g", d)
+				}
+				incremental = append(incremental, logits)
+
+				all := append(append([]int32(nil), f.g.Prompt.IDs...), f.g.Greedy.Tokens...)
+				full := make([]float32, len(all)*vocab)
+				if err := f.b.Forward(f.cache(t), all, full); err != nil {
+					t.Fatal(err)
+				}
+				p0 := len(f.g.Prompt.IDs) - 1
+				for k, inc := range incremental {
+					if d := maxDiff(inc, full[(p0+k)*vocab:(p0+k+1)*vocab]); d > incrementalTol {
+						t.Errorf("step %d: incremental vs full recompute max |Δ| = %.2g > %g", k, d, incrementalTol)
+					}
+				}
+			})
 		})
 	}
 }

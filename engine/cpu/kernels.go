@@ -4,23 +4,8 @@ import "math"
 
 // Kernels are free functions over slices, output first, as in llama2.c.
 
-// dot returns the dot product of a and b[:len(a)], with four accumulators
-// so that the loop is not one long dependency chain.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// dot returns the dot product of a and b[:len(a)].
+func dot(a, b []float32) float32 { return kern.dot(a, b[:len(a)]) }
 
 // rmsnorm sets out = x / sqrt(mean(x²) + eps) * w.
 func rmsnorm(out, x, w []float32, eps float32) {
@@ -42,25 +27,14 @@ func softmax(x []float32) {
 	for _, v := range x[1:] {
 		maxV = max(maxV, v)
 	}
-	var sum float32
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - maxV)))
-		x[i] = e
-		sum += e
-	}
-	inv := 1 / sum
+	inv := 1 / kern.expSum(x, maxV)
 	for i := range x {
 		x[i] *= inv
 	}
 }
 
 // swiglu sets gate = silu(gate) * up.
-func swiglu(gate, up []float32) {
-	up = up[:len(gate)]
-	for i, g := range gate {
-		gate[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
-	}
-}
+func swiglu(gate, up []float32) { kern.swiglu(gate, up[:len(gate)]) }
 
 // add sets dst += src.
 func add(dst, src []float32) {
@@ -71,12 +45,7 @@ func add(dst, src []float32) {
 }
 
 // axpy sets dst += a * x.
-func axpy(dst []float32, a float32, x []float32) {
-	x = x[:len(dst)]
-	for i := range dst {
-		dst[i] += a * x[i]
-	}
-}
+func axpy(dst []float32, a float32, x []float32) { kern.axpy(dst, a, x[:len(dst)]) }
 
 // rope rotates each head of x (rotate-half layout: the first half of a head
 // pairs with the second) by the angles whose cosines and sines are given.

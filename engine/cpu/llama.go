@@ -9,15 +9,16 @@ import (
 // state is the forward pass's scratch, allocated once (llama2.c's RunState).
 type state struct {
 	maxBatch int
-	x        []float32   // (batch, hidden) residual stream
-	xb, xb2  []float32   // (batch, hidden) normed input, projection output
-	q        []float32   // (batch, heads*head_dim)
-	k, v     []float32   // (batch, kv_heads*head_dim)
-	att      []float32   // (batch, heads*head_dim) attention output
-	hb, hb2  []float32   // (batch, intermediate)
-	cos, sin []float32   // (batch, head_dim/2)
-	rowBuf   [][]float32 // per worker: one dequantised weight row
-	scores   [][]float32 // per worker: attention scores over the window
+	x        []float32 // (batch, hidden) residual stream
+	xb, xb2  []float32 // (batch, hidden) normed input, projection output
+	q        []float32 // (batch, heads*head_dim)
+	k, v     []float32 // (batch, kv_heads*head_dim)
+	att      []float32 // (batch, heads*head_dim) attention output
+	hb, hb2  []float32 // (batch, intermediate)
+	cos, sin []float32 // (batch, head_dim/2)
+	ins      [3]input  // a matmul's input, one per distinct layout
+	inBufs   [3]inputBuf
+	scr      []*scratch // per worker
 }
 
 func newState(c *engine.Config, batch, workers int) state {
@@ -36,31 +37,70 @@ func newState(c *engine.Config, batch, workers int) state {
 		hb2:      make([]float32, batch*c.IntermediateSize),
 		cos:      make([]float32, batch*c.HeadDim/2),
 		sin:      make([]float32, batch*c.HeadDim/2),
-		rowBuf:   make([][]float32, workers),
-		scores:   make([][]float32, workers),
+		scr:      make([]*scratch, workers),
 	}
-	for i := range st.rowBuf {
-		st.rowBuf[i] = make([]float32, widest)
+	for i := range st.inBufs {
+		st.inBufs[i] = newInputBuf(widest, batch)
+	}
+	for i := range st.scr {
+		st.scr[i] = newScratch(widest, batch)
+		st.scr[i].q = make([]float32, c.HeadDim)
 	}
 	return st
 }
 
-// matmulJob computes out = x·Wᵀ for a batch of n inputs, split by rows.
+// part is one matrix of a matmul job and where its output goes.
+type part struct {
+	m   matrix
+	out []float32
+}
+
+// matmulJob computes out = x·Wᵀ for up to three matrices that share an
+// input (q, k and v; gate and up), split by rows over their concatenation.
 type matmulJob struct {
-	out, x []float32
-	n      int
-	m      matrix
-	rowBuf [][]float32
+	parts [3]part
+	ins   [3]*input
+	np    int
+	scr   []*scratch
 }
 
 func (j *matmulJob) run(lo, hi, worker int) {
-	j.m.mul(j.out, j.x, j.n, lo, hi, j.rowBuf[worker])
+	s := j.scr[worker]
+	for i, p := range j.parts[:j.np] {
+		rows, _ := p.m.dims()
+		if a, b := max(lo, 0), min(hi, rows); a < b {
+			if in := j.ins[i]; in.n == 1 {
+				p.m.gemv(p.out, in, a, b, s)
+			} else {
+				gemm(p.m, p.out, in, a, b, s)
+			}
+		}
+		lo, hi = lo-rows, hi-rows
+	}
 }
 
-func (b *Backend) matmul(out, x []float32, n int, m matrix) {
-	rows, _ := m.dims()
-	b.mm = matmulJob{out: out, x: x, n: n, m: m, rowBuf: b.st.rowBuf}
-	b.pool.parallel(&b.mm, rows, 16)
+// matmul sets each part's out = x·Wᵀ for n inputs x of cols floats.
+func (b *Backend) matmul(x []float32, n int, parts ...part) {
+	st := &b.st
+	b.mm = matmulJob{np: len(parts), scr: st.scr}
+	total := 0
+	for i, p := range parts {
+		rows, cols := p.m.dims()
+		total += rows
+		b.mm.parts[i] = p
+		lay := p.m.layout()
+		k := 0
+		for k < i && parts[k].m.layout() != lay {
+			k++
+		}
+		if k == i {
+			st.ins[i].prepare(&st.inBufs[i], x, n, cols, lay)
+		}
+		b.mm.ins[i] = &st.ins[k]
+	}
+	// Shares of whole cache lines of output, so workers never write the
+	// same line.
+	b.pool.parallel(&b.mm, total, 16)
 }
 
 // attnJob is causal grouped-query attention for a batch, split over
@@ -73,29 +113,25 @@ type attnJob struct {
 	group  int // query heads per kv head
 	hd     int
 	q, out []float32
-	scores [][]float32
+	scr    []*scratch
 }
 
 func (j *attnJob) run(lo, hi, worker int) {
-	kvDim := j.c.kvDim()
+	s := j.scr[worker]
 	qDim := j.heads * j.hd
-	keys, vals := j.c.k[j.layer], j.c.v[j.layer]
 	scale := float32(1 / math.Sqrt(float64(j.hd)))
+	q := s.q[:j.hd]
 	for i := lo; i < hi; i++ {
 		b, h := i/j.heads, i%j.heads
-		kvOff := (h / j.group) * j.hd
-		q := j.q[b*qDim+h*j.hd:][:j.hd]
 		n := j.p0 + b + 1 // positions this token sees
-		s := j.scores[worker][:n]
-		for t := range s {
-			s[t] = dot(q, keys[t*kvDim+kvOff:]) * scale
+		g := h / j.group
+		for d, v := range j.q[b*qDim+h*j.hd:][:j.hd] {
+			q[d] = v * scale
 		}
-		softmax(s)
-		out := j.out[b*qDim+h*j.hd:][:j.hd]
-		clear(out)
-		for t, w := range s {
-			axpy(out, w, vals[t*kvDim+kvOff:])
-		}
+		sc := s.scores[:n]
+		kern.gemvF32(sc, j.c.head(j.c.k[j.layer], g, n), q)
+		softmax(sc)
+		kern.gemvT(j.out[b*qDim+h*j.hd:][:j.hd], j.c.head(j.c.v[j.layer], g, n), sc)
 	}
 }
 
@@ -111,9 +147,9 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 	eps := float32(cfg.RMSNormEps)
 
 	c.reserve(p0 + n)
-	for w := range st.scores {
-		if len(st.scores[w]) < p0+n {
-			st.scores[w] = make([]float32, len(c.k[0])/kvDim)
+	for _, s := range st.scr {
+		if len(s.scores) < c.capacity {
+			s.scores = make([]float32, c.capacity)
 		}
 	}
 	for i, t := range tokens {
@@ -126,29 +162,25 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 		for i := 0; i < n; i++ {
 			rmsnorm(st.xb[i*hidden:(i+1)*hidden], st.x[i*hidden:(i+1)*hidden], L.attnNorm, eps)
 		}
-		b.matmul(st.q, st.xb, n, L.q)
-		b.matmul(st.k, st.xb, n, L.k)
-		b.matmul(st.v, st.xb, n, L.v)
+		b.matmul(st.xb, n, part{L.q, st.q}, part{L.k, st.k}, part{L.v, st.v})
 		for i := 0; i < n; i++ {
 			cos, sin := st.cos[i*half:(i+1)*half], st.sin[i*half:(i+1)*half]
 			rope(st.q[i*qDim:(i+1)*qDim], hd, cos, sin)
 			rope(st.k[i*kvDim:(i+1)*kvDim], hd, cos, sin)
 		}
-		copy(c.k[l][p0*kvDim:], st.k[:n*kvDim])
-		copy(c.v[l][p0*kvDim:], st.v[:n*kvDim])
+		c.store(l, p0, n, st.k, st.v)
 		b.att = attnJob{c: c, layer: l, p0: p0, heads: cfg.NumAttentionHeads,
 			group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, hd: hd,
-			q: st.q, out: st.att, scores: st.scores}
+			q: st.q, out: st.att, scr: st.scr}
 		b.pool.parallel(&b.att, n*cfg.NumAttentionHeads, 1)
-		b.matmul(st.xb2, st.att, n, L.o)
+		b.matmul(st.att, n, part{L.o, st.xb2})
 		add(st.x[:n*hidden], st.xb2)
 		for i := 0; i < n; i++ {
 			rmsnorm(st.xb[i*hidden:(i+1)*hidden], st.x[i*hidden:(i+1)*hidden], L.mlpNorm, eps)
 		}
-		b.matmul(st.hb, st.xb, n, L.gate)
-		b.matmul(st.hb2, st.xb, n, L.up)
+		b.matmul(st.xb, n, part{L.gate, st.hb}, part{L.up, st.hb2})
 		swiglu(st.hb[:n*inter], st.hb2)
-		b.matmul(st.xb2, st.hb, n, L.down)
+		b.matmul(st.hb, n, part{L.down, st.xb2})
 		add(st.x[:n*hidden], st.xb2)
 	}
 	c.n = p0 + n
@@ -162,5 +194,5 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 	for i := first; i < n; i++ {
 		rmsnorm(st.xb[(i-first)*hidden:(i-first+1)*hidden], st.x[i*hidden:(i+1)*hidden], b.norm, eps)
 	}
-	b.matmul(out, st.xb, n-first, b.lmHead)
+	b.matmul(st.xb, n-first, part{b.lmHead, out})
 }

@@ -11,13 +11,18 @@ import (
 // matrix is a weight matrix (rows, cols) in its stored form. y = x·Wᵀ: each
 // output element is the dot product of one row with the input.
 type matrix interface {
-	// mul sets out[b*rows+r] = row r · x[b*cols:(b+1)*cols] for r in
-	// [lo, hi) and b in [0, n). scratch holds at least cols floats and is
-	// the calling worker's own.
-	mul(out, x []float32, n, lo, hi int, scratch []float32)
-	// row dequantises row r into dst.
-	row(dst []float32, r int)
 	dims() (rows, cols int)
+	// layout is the form the kernels want the input in.
+	layout() layout
+	// gemv sets out[r] = row r · in.x for r in [lo, hi) (a single input).
+	gemv(out []float32, in *input, lo, hi int, s *scratch)
+	// panel returns columns [k0, k1) of rows [r, r+4) as f32 in the
+	// input's order, four rows stride floats apart; rows past the
+	// matrix's end are zero. It dequantises into s.panel or returns a view
+	// of the weights, and prefetches the next four rows.
+	panel(r, k0, k1 int, s *scratch) (w []float32, stride int)
+	// row dequantises row r into dst in natural order.
+	row(dst []float32, r int)
 }
 
 // The weight views below reinterpret the mapped little-endian bytes in
@@ -55,9 +60,9 @@ func newMatrix(t *engine.Tensor) (matrix, error) {
 	case safetensors.F32:
 		return &f32Matrix{base, asF32(t.Data)}, nil
 	case safetensors.BF16:
-		return &bf16Matrix{base, asU16(t.Data)}, nil
+		return &halfMatrix{base, asU16(t.Data), false}, nil
 	case safetensors.F16:
-		return &f16Matrix{base, asU16(t.Data), f16Table()}, nil
+		return &halfMatrix{base, asU16(t.Data), true}, nil
 	}
 	return nil, fmt.Errorf("%s: tensor %s: dtype %s has no CPU kernel", t.File, t.Name, t.DType)
 }
@@ -65,98 +70,74 @@ func newMatrix(t *engine.Tensor) (matrix, error) {
 type dense struct{ rows, cols int }
 
 func (d dense) dims() (int, int) { return d.rows, d.cols }
+func (d dense) layout() layout   { return layout{} }
 
 type f32Matrix struct {
 	dense
 	w []float32 // (rows, cols)
 }
 
-func (m *f32Matrix) mul(out, x []float32, n, lo, hi int, _ []float32) {
-	for r := lo; r < hi; r++ {
-		w := m.w[r*m.cols : (r+1)*m.cols]
-		for b := 0; b < n; b++ {
-			out[b*m.rows+r] = dot(w, x[b*m.cols:])
+func (m *f32Matrix) gemv(out []float32, in *input, lo, hi int, _ *scratch) {
+	kern.gemvF32(out[lo:hi], m.w[lo*m.cols:hi*m.cols], in.x)
+}
+
+func (m *f32Matrix) panel(r, k0, k1 int, s *scratch) ([]float32, int) {
+	if r+8 <= m.rows {
+		for i := r + 4; i < r+8; i++ {
+			prefetch(unsafe.Pointer(&m.w[i*m.cols+k0]), 4*(k1-k0))
 		}
 	}
+	if r+4 <= m.rows {
+		return m.w[r*m.cols+k0 : (r+3)*m.cols+k1], m.cols
+	}
+	kw := k1 - k0
+	p := s.panel[:4*kw]
+	clear(p)
+	for i := r; i < m.rows; i++ {
+		copy(p[(i-r)*kw:], m.w[i*m.cols+k0:i*m.cols+k1])
+	}
+	return p, kw
 }
 
 func (m *f32Matrix) row(dst []float32, r int) { copy(dst, m.w[r*m.cols:(r+1)*m.cols]) }
 
-type bf16Matrix struct {
-	dense
-	w []uint16 // (rows, cols)
-}
-
-func (m *bf16Matrix) mul(out, x []float32, n, lo, hi int, scratch []float32) {
-	for r := lo; r < hi; r++ {
-		if n == 1 {
-			w := m.w[r*m.cols : (r+1)*m.cols]
-			xs := x[:len(w)]
-			var s0, s1 float32
-			i := 0
-			for ; i+2 <= len(w); i += 2 {
-				s0 += bf16(w[i]) * xs[i]
-				s1 += bf16(w[i+1]) * xs[i+1]
-			}
-			for ; i < len(w); i++ {
-				s0 += bf16(w[i]) * xs[i]
-			}
-			out[r] = s0 + s1
-			continue
-		}
-		m.row(scratch, r)
-		rowMul(out, x, scratch[:m.cols], n, m.rows, r)
-	}
-}
-
-func (m *bf16Matrix) row(dst []float32, r int) {
-	w := m.w[r*m.cols : (r+1)*m.cols]
-	dst = dst[:len(w)]
-	for i, h := range w {
-		dst[i] = bf16(h)
-	}
-}
-
-type f16Matrix struct {
+// halfMatrix holds bfloat16 or IEEE half weights.
+type halfMatrix struct {
 	dense
 	w   []uint16 // (rows, cols)
-	tab *[1 << 16]float32
+	f16 bool
 }
 
-func (m *f16Matrix) mul(out, x []float32, n, lo, hi int, scratch []float32) {
-	for r := lo; r < hi; r++ {
-		if n == 1 {
-			w := m.w[r*m.cols : (r+1)*m.cols]
-			xs := x[:len(w)]
-			var s0, s1 float32
-			i := 0
-			for ; i+2 <= len(w); i += 2 {
-				s0 += m.tab[w[i]] * xs[i]
-				s1 += m.tab[w[i+1]] * xs[i+1]
-			}
-			for ; i < len(w); i++ {
-				s0 += m.tab[w[i]] * xs[i]
-			}
-			out[r] = s0 + s1
-			continue
+func (m *halfMatrix) widen(dst []float32, src []uint16) {
+	if m.f16 {
+		kern.widenF16(dst, src)
+	} else {
+		kern.widenBF16(dst, src)
+	}
+}
+
+func (m *halfMatrix) gemv(out []float32, in *input, lo, hi int, _ *scratch) {
+	w := m.w[lo*m.cols : hi*m.cols]
+	if m.f16 {
+		kern.gemvF16(out[lo:hi], w, in.x)
+	} else {
+		kern.gemvBF16(out[lo:hi], w, in.x)
+	}
+}
+
+func (m *halfMatrix) panel(r, k0, k1 int, s *scratch) ([]float32, int) {
+	kw := k1 - k0
+	p := s.panel[:4*kw]
+	clear(p[min(4, m.rows-r)*kw:])
+	for i := r; i < min(r+4, m.rows); i++ {
+		if i+4 < m.rows {
+			prefetch(unsafe.Pointer(&m.w[(i+4)*m.cols+k0]), 2*kw)
 		}
-		m.row(scratch, r)
-		rowMul(out, x, scratch[:m.cols], n, m.rows, r)
+		m.widen(p[(i-r)*kw:], m.w[i*m.cols+k0:i*m.cols+k1])
 	}
+	return p, kw
 }
 
-func (m *f16Matrix) row(dst []float32, r int) {
-	w := m.w[r*m.cols : (r+1)*m.cols]
-	dst = dst[:len(w)]
-	for i, h := range w {
-		dst[i] = m.tab[h]
-	}
-}
-
-// rowMul sets out[b*rows+r] = w · x_b for every input b of a batch: the row
-// is dequantised once and reused n times.
-func rowMul(out, x, w []float32, n, rows, r int) {
-	for b := 0; b < n; b++ {
-		out[b*rows+r] = dot(w, x[b*len(w):])
-	}
+func (m *halfMatrix) row(dst []float32, r int) {
+	m.widen(dst, m.w[r*m.cols:(r+1)*m.cols])
 }

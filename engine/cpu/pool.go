@@ -1,33 +1,37 @@
 package cpu
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
-// job is work split over a range of items; worker identifies the caller's
+// job is work over a range of items; worker identifies the caller's
 // scratch space. Jobs are pointers to structs kept in the backend, so
 // handing one to the pool allocates nothing.
 type job interface {
 	run(lo, hi, worker int)
 }
 
-type task struct {
-	j              job
-	lo, hi, worker int
-}
-
-// pool runs jobs on a fixed set of goroutines. The calling goroutine takes
-// the first share itself.
+// pool runs jobs on a fixed set of goroutines. A job's range is cut into
+// pieces of a few grains that the calling goroutine and the workers take
+// in turn, so that a worker the OS is slow to run (other processes, a
+// busy core) delays the job by one piece, not by a whole share.
 type pool struct {
 	workers int
-	tasks   chan task
+	wake    chan int // a worker's number, to start it on the current job
 	wg      sync.WaitGroup
+
+	j       job
+	n, size int
+	next    atomic.Int64 // start of the next piece
 }
 
 func newPool(workers int) *pool {
-	p := &pool{workers: max(workers, 1), tasks: make(chan task, workers)}
+	p := &pool{workers: max(workers, 1), wake: make(chan int, workers)}
 	for i := 1; i < p.workers; i++ {
 		go func() {
-			for t := range p.tasks {
-				t.j.run(t.lo, t.hi, t.worker)
+			for w := range p.wake {
+				p.work(w)
 				p.wg.Done()
 			}
 		}()
@@ -35,24 +39,39 @@ func newPool(workers int) *pool {
 	return p
 }
 
-// parallel runs j over [0, n) split into one share per worker, each share
-// a multiple of align items (except the last). Small jobs run inline.
-func (p *pool) parallel(j job, n, align int) {
-	per := (n + p.workers - 1) / p.workers
-	per = (per + align - 1) / align * align
-	if p.workers == 1 || per >= n {
+// piecesPerWorker is how many pieces each worker's share is cut into.
+const piecesPerWorker = 4
+
+// parallel runs j over [0, n) in pieces that are multiples of grain items
+// (except the last). Small jobs run inline.
+func (p *pool) parallel(j job, n, grain int) {
+	size := (n + p.workers*piecesPerWorker - 1) / (p.workers * piecesPerWorker)
+	size = (size + grain - 1) / grain * grain
+	if p.workers == 1 || size >= n {
 		j.run(0, n, 0)
 		return
 	}
-	w := 1
-	for lo := per; lo < n; lo += per {
+	p.j, p.n, p.size = j, n, size
+	p.next.Store(0)
+	for w := 1; w < p.workers; w++ {
 		p.wg.Add(1)
-		p.tasks <- task{j, lo, min(lo+per, n), w}
-		w++
+		p.wake <- w
 	}
-	j.run(0, per, 0)
+	p.work(0)
 	p.wg.Wait()
+	p.j = nil
+}
+
+// work runs pieces of the current job until none are left.
+func (p *pool) work(worker int) {
+	for {
+		lo := int(p.next.Add(int64(p.size))) - p.size
+		if lo >= p.n {
+			return
+		}
+		p.j.run(lo, min(lo+p.size, p.n), worker)
+	}
 }
 
 // close stops the workers.
-func (p *pool) close() { close(p.tasks) }
+func (p *pool) close() { close(p.wake) }

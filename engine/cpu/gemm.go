@@ -1,0 +1,138 @@
+package cpu
+
+// layout says how a matrix's kernels read their input: q4 codes want it in
+// nibble order (permuteQ4), affine kernels want its per-group sums.
+type layout struct {
+	nibbles bool
+	group   int // affine group size; 0 for dense weights
+}
+
+// input is a matmul's activations prepared once for all the workers.
+type input struct {
+	lay  layout
+	n    int
+	x    []float32 // n == 1: the input in layout order
+	xsum []float32 // n == 1, affine: the sum of each group of x
+	xT   []float32 // n > 1: (cols, np) in layout order, inputs past n zero
+	np   int       // n rounded up to a multiple of 16
+}
+
+// inputBuf is the storage behind an input.
+type inputBuf struct {
+	x, xsum, xT []float32
+}
+
+func newInputBuf(cols, batch int) inputBuf {
+	return inputBuf{
+		x:    make([]float32, cols),
+		xsum: make([]float32, cols/32),
+		xT:   make([]float32, cols*roundUp(batch, 16)),
+	}
+}
+
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// prepare fills in with n inputs x (n, cols) in the form lay asks for.
+func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
+	*in = input{lay: lay, n: n}
+	x = x[:n*cols]
+	if n == 1 {
+		in.x = x
+		if lay.nibbles {
+			in.x = buf.x[:cols]
+			permuteQ4(in.x, x)
+		}
+		if lay.group > 0 {
+			in.xsum = buf.xsum[:cols/lay.group]
+			for g := range in.xsum {
+				in.xsum[g] = sum(x[g*lay.group : (g+1)*lay.group])
+			}
+		}
+		return
+	}
+	in.np = roundUp(n, 16)
+	in.xT = buf.xT[:cols*in.np]
+	// Sixteen columns at a time: each input's cache line is read once.
+	for i0 := 0; i0 < cols; i0 += 16 {
+		m := min(16, cols-i0)
+		for t := 0; t < in.np; t++ {
+			var src []float32
+			if t < n {
+				src = x[t*cols+i0 : t*cols+i0+m]
+			}
+			for j := 0; j < m; j++ {
+				k := i0 + j
+				if lay.nibbles {
+					k = q4Index(k)
+				}
+				v := float32(0)
+				if t < n {
+					v = src[j]
+				}
+				in.xT[k*in.np+t] = v
+			}
+		}
+	}
+}
+
+func sum(x []float32) float32 {
+	var s float32
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// scratch is one worker's private buffers.
+type scratch struct {
+	sc, bi []float32 // scales and biases of four affine rows, as f32
+	panel  []float32 // four dequantised weight rows
+	tile   []float32 // gemm4 output: sixteen rows for each input
+	scores []float32 // attention scores over the cache
+	q      []float32 // a scaled attention query
+}
+
+func newScratch(cols, batch int) *scratch {
+	return &scratch{
+		sc:    make([]float32, 4*cols/32),
+		bi:    make([]float32, 4*cols/32),
+		panel: make([]float32, 4*cols),
+		tile:  make([]float32, 16*batch),
+	}
+}
+
+// gemmBytes is how much of the batch gemm keeps hot: columns are taken in
+// chunks whose share of the transposed input fits in L2 next to the
+// weights, so each chunk is read from L2 by every block of rows.
+const gemmBytes = 256 << 10
+
+// gemm sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
+// input. The columns go in chunks (gemmBytes); per chunk, four rows at a
+// time are dequantised once and multiplied with the whole batch into a
+// tile of sixteen rows per input, which is then added to out a cache line
+// per input.
+func gemm(m matrix, out []float32, in *input, lo, hi int, s *scratch) {
+	rows, cols := m.dims()
+	kc := max(128, gemmBytes/4/in.np/128*128)
+	for k0 := 0; k0 < cols; k0 += kc {
+		k1 := min(k0+kc, cols)
+		xT := in.xT[k0*in.np : k1*in.np]
+		for r0 := lo; r0 < hi; r0 += 16 {
+			nr := min(16, hi-r0)
+			for r := 0; r < nr; r += 4 {
+				w, stride := m.panel(r0+r, k0, k1, s)
+				kern.gemm4(s.tile[r:], 16, in.n, false, w, stride, xT, in.np)
+			}
+			for t := 0; t < in.n; t++ {
+				o, tl := out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr]
+				if k0 == 0 {
+					copy(o, tl)
+					continue
+				}
+				for r, v := range tl {
+					o[r] += v
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,290 @@
+package cpu
+
+import (
+	"math"
+	"os"
+	"sync"
+)
+
+// kernelSet is one implementation of the vector kernels that the matrix
+// and attention code calls. goKernels is the portable reference; amd64 adds
+// AVX2 and AVX-512 sets (archKernels). Every set computes the same sums,
+// only the order of the additions differs.
+type kernelSet struct {
+	name string
+	// dot returns a·b over len(a) elements.
+	dot func(a, b []float32) float32
+	// axpy sets dst += a·x.
+	axpy func(dst []float32, a float32, x []float32)
+	// gemvF32, gemvBF16 and gemvF16 set out[r] = w[r·cols:(r+1)·cols]·x
+	// for every r < len(out), cols = len(x).
+	gemvF32  func(out, w, x []float32)
+	gemvBF16 func(out []float32, w []uint16, x []float32)
+	gemvF16  func(out []float32, w []uint16, x []float32)
+	// gemvT sets out = aᵀ·w: out[d] = Σ_t a[t]·w[t·len(out)+d].
+	gemvT func(out, w, a []float32)
+	// gemvQ4 and gemvQ8 add to out[r] the scaled code sums of MLX affine
+	// row r: Σ_g scales[r·G+g]·Σ_{i∈g} q[r,i]·x[i] (G = cols/group). The
+	// bias half of the affine dot is a gemv over the group sums of x.
+	// gemvQ4 reads x in nibble order (see permuteQ4).
+	gemvQ4 func(out []float32, w []uint32, scales halfVec, x []float32, group int)
+	gemvQ8 func(out []float32, w []uint32, scales halfVec, x []float32, group int)
+	// swiglu sets gate[i] = silu(gate[i])·up[i].
+	swiglu func(gate, up []float32)
+	// expSum sets x[i] = exp(x[i]-m) and returns the sum.
+	expSum func(x []float32, m float32) float32
+	// widenBF16 and widenF16 convert src to dst[:len(src)].
+	widenBF16 func(dst []float32, src []uint16)
+	widenF16  func(dst []float32, src []uint16)
+	// dequantQ4 and dequantQ8 expand len(scales)/G affine rows into dst
+	// (rows, cols), q4 in nibble order: dst = scale·q + bias.
+	dequantQ4 func(dst []float32, w []uint32, scales, biases []float32, group int)
+	dequantQ8 func(dst []float32, w []uint32, scales, biases []float32, group int)
+	// gemm4 multiplies four rows with a batch stored input-minor: for
+	// r < 4 and t < n, out[t·ldo+r] = Σ_{i<k} w[r·stride+i]·xT[i·np+t],
+	// or += when acc; k = len(xT)/np, np a multiple of 16 and at least n.
+	gemm4 func(out []float32, ldo, n int, acc bool, w []float32, stride int, xT []float32, np int)
+}
+
+// kern is the kernel set in use: the fastest one the CPU runs, or
+// goKernels when DRIFTWOOD_NOSIMD=1.
+var kern = chooseKernels()
+
+// kernelSets lists goKernels and every set this CPU can run, slowest first.
+var kernelSets = sync.OnceValue(func() []kernelSet {
+	return append([]kernelSet{goKernels}, archKernels()...)
+})
+
+func chooseKernels() kernelSet {
+	sets := kernelSets()
+	if os.Getenv("DRIFTWOOD_NOSIMD") == "1" {
+		return sets[0]
+	}
+	return sets[len(sets)-1]
+}
+
+var goKernels = kernelSet{
+	name:      "go",
+	dot:       dotGo,
+	axpy:      axpyGo,
+	gemvF32:   gemvF32Go,
+	gemvBF16:  gemvBF16Go,
+	gemvF16:   gemvF16Go,
+	gemvT:     gemvTGo,
+	gemvQ4:    gemvQ4Go,
+	gemvQ8:    gemvQ8Go,
+	swiglu:    swigluGo,
+	expSum:    expSumGo,
+	widenBF16: widenBF16Go,
+	widenF16:  widenF16Go,
+	dequantQ4: dequantQ4Go,
+	dequantQ8: dequantQ8Go,
+	gemm4:     gemm4Go,
+}
+
+// dotGo uses four accumulators so that the loop is not one long
+// dependency chain.
+func dotGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func axpyGo(dst []float32, a float32, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += a * x[i]
+	}
+}
+
+func gemvF32Go(out, w, x []float32) {
+	cols := len(x)
+	for r := range out {
+		out[r] = dotGo(w[r*cols:(r+1)*cols], x)
+	}
+}
+
+func gemvBF16Go(out []float32, w []uint16, x []float32) {
+	cols := len(x)
+	for r := range out {
+		row := w[r*cols : (r+1)*cols]
+		var s0, s1 float32
+		i := 0
+		for ; i+2 <= cols; i += 2 {
+			s0 += bf16(row[i]) * x[i]
+			s1 += bf16(row[i+1]) * x[i+1]
+		}
+		for ; i < cols; i++ {
+			s0 += bf16(row[i]) * x[i]
+		}
+		out[r] = s0 + s1
+	}
+}
+
+func gemvF16Go(out []float32, w []uint16, x []float32) {
+	cols, tab := len(x), f16Table()
+	for r := range out {
+		row := w[r*cols : (r+1)*cols]
+		var s0, s1 float32
+		i := 0
+		for ; i+2 <= cols; i += 2 {
+			s0 += tab[row[i]] * x[i]
+			s1 += tab[row[i+1]] * x[i+1]
+		}
+		for ; i < cols; i++ {
+			s0 += tab[row[i]] * x[i]
+		}
+		out[r] = s0 + s1
+	}
+}
+
+func gemvTGo(out, w, a []float32) {
+	clear(out)
+	for t, v := range a {
+		axpyGo(out, v, w[t*len(out):(t+1)*len(out)])
+	}
+}
+
+// permuteQ4 reorders x for the q4 kernels. Packed q4 codes come in 16-byte
+// chunks of 32 weights, byte i holding weight 2i in its low nibble and
+// 2i+1 in its high one; the kernels widen a chunk's bytes and split the
+// nibbles, so they want each chunk of x as its 16 even elements, then its
+// 16 odd ones.
+func permuteQ4(dst, x []float32) {
+	for c := 0; c+32 <= len(x); c += 32 {
+		xc, d := x[c:c+32], dst[c:c+32]
+		for i := 0; i < 16; i++ {
+			d[i], d[16+i] = xc[2*i], xc[2*i+1]
+		}
+	}
+}
+
+// q4Index is the position of element k of a row in nibble order.
+func q4Index(k int) int { return k&^31 + k&31>>1 + k&1*16 }
+
+func gemvQ4Go(out []float32, w []uint32, scales halfVec, x []float32, group int) {
+	cols := len(x)
+	wpr, groups := cols/8, cols/group
+	for r := range out {
+		words := w[r*wpr : (r+1)*wpr]
+		var sum float32
+		for g := range groups {
+			var qx float32
+			for c := g * group; c < (g+1)*group; c += 32 {
+				xc := x[c : c+32]
+				for j, v := range words[c/8 : c/8+4] {
+					lo, hi := xc[4*j:4*j+4], xc[16+4*j:16+4*j+4]
+					qx += float32(v&15)*lo[0] + float32(v>>8&15)*lo[1] +
+						float32(v>>16&15)*lo[2] + float32(v>>24&15)*lo[3] +
+						float32(v>>4&15)*hi[0] + float32(v>>12&15)*hi[1] +
+						float32(v>>20&15)*hi[2] + float32(v>>28)*hi[3]
+				}
+			}
+			sum += scales.at(r*groups+g) * qx
+		}
+		out[r] += sum
+	}
+}
+
+func gemvQ8Go(out []float32, w []uint32, scales halfVec, x []float32, group int) {
+	cols := len(x)
+	wpr, groups := cols/4, cols/group
+	for r := range out {
+		words := w[r*wpr : (r+1)*wpr]
+		var sum float32
+		for g := range groups {
+			var qx float32
+			for i, v := range words[g*group/4 : (g+1)*group/4] {
+				xx := x[g*group+4*i : g*group+4*i+4]
+				qx += float32(v&255)*xx[0] + float32(v>>8&255)*xx[1] +
+					float32(v>>16&255)*xx[2] + float32(v>>24)*xx[3]
+			}
+			sum += scales.at(r*groups+g) * qx
+		}
+		out[r] += sum
+	}
+}
+
+func swigluGo(gate, up []float32) {
+	up = up[:len(gate)]
+	for i, g := range gate {
+		gate[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+	}
+}
+
+func expSumGo(x []float32, m float32) float32 {
+	var sum float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		x[i] = e
+		sum += e
+	}
+	return sum
+}
+
+func widenBF16Go(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = bf16(h)
+	}
+}
+
+func widenF16Go(dst []float32, src []uint16) {
+	dst, tab := dst[:len(src)], f16Table()
+	for i, h := range src {
+		dst[i] = tab[h]
+	}
+}
+
+func dequantQ4Go(dst []float32, w []uint32, scales, biases []float32, group int) {
+	for g, s := range scales {
+		b := biases[g]
+		for c := g * group; c < (g+1)*group; c += 32 {
+			d := dst[c : c+32]
+			for j, v := range w[c/8 : c/8+4] {
+				for k := 0; k < 4; k++ {
+					d[4*j+k] = s*float32(v>>(8*k)&15) + b
+					d[16+4*j+k] = s*float32(v>>(8*k+4)&15) + b
+				}
+			}
+		}
+	}
+}
+
+func dequantQ8Go(dst []float32, w []uint32, scales, biases []float32, group int) {
+	for g, s := range scales {
+		b := biases[g]
+		for i, v := range w[g*group/4 : (g+1)*group/4] {
+			d := dst[g*group+4*i : g*group+4*i+4]
+			d[0], d[1] = s*float32(v&255)+b, s*float32(v>>8&255)+b
+			d[2], d[3] = s*float32(v>>16&255)+b, s*float32(v>>24)+b
+		}
+	}
+}
+
+func gemm4Go(out []float32, ldo, n int, acc bool, w []float32, stride int, xT []float32, np int) {
+	k := len(xT) / np
+	for r := 0; r < 4; r++ {
+		row := w[r*stride : r*stride+k]
+		for t := 0; t < n; t++ {
+			var s float32
+			for i, v := range row {
+				s += v * xT[i*np+t]
+			}
+			if acc {
+				s += out[t*ldo+r]
+			}
+			out[t*ldo+r] = s
+		}
+	}
+}

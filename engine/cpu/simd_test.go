@@ -1,0 +1,183 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// withKernels runs f once per kernel set this CPU runs (the portable one
+// first), with kern swapped in.
+func withKernels(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	for _, ks := range kernelSets() {
+		t.Run(ks.name, func(t *testing.T) {
+			saved := kern
+			kern = ks
+			defer func() { kern = saved }()
+			f(t)
+		})
+	}
+}
+
+func randF32(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+func randU32(rng *rand.Rand, n int) []uint32 {
+	x := make([]uint32, n)
+	for i := range x {
+		x[i] = rng.Uint32()
+	}
+	return x
+}
+
+// randHalf returns finite bf16 or f16 bit patterns.
+func randHalf(rng *rand.Rand, n int, f16 bool) []uint16 {
+	x := make([]uint16, n)
+	for i := range x {
+		v := float32(rng.NormFloat64())
+		if f16 {
+			x[i] = F32ToF16(v)
+		} else {
+			x[i] = F32ToBF16(v)
+		}
+	}
+	x[0] = 0x0001 // a subnormal
+	return x
+}
+
+// agree fails unless got matches want within float32 rounding of sums
+// over terms floats of unit size.
+func agree(t *testing.T, what string, got, want []float32, terms int) {
+	t.Helper()
+	tol := 2e-6 * float64(terms+1)
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); d > tol*(1+math.Abs(float64(want[i]))) || math.IsNaN(float64(got[i])) {
+			t.Fatalf("%s: element %d = %g, portable kernel %g", what, i, got[i], want[i])
+		}
+	}
+}
+
+var oddSizes = []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257}
+
+// TestKernelsAgree checks every vector kernel of every kernel set the CPU
+// runs against the portable one, on random inputs of odd sizes.
+func TestKernelsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 8))
+	ref := goKernels
+	for _, ks := range kernelSets()[1:] {
+		t.Run(ks.name, func(t *testing.T) {
+			for _, n := range oddSizes {
+				a, b := randF32(rng, n), randF32(rng, n)
+				agree(t, fmt.Sprint("dot ", n), []float32{ks.dot(a, b)}, []float32{ref.dot(a, b)}, n)
+				d1, d2 := randF32(rng, n), make([]float32, n)
+				copy(d2, d1)
+				ks.axpy(d1, 0.7, a)
+				ref.axpy(d2, 0.7, a)
+				agree(t, fmt.Sprint("axpy ", n), d1, d2, 1)
+				g1, g2 := randF32(rng, n), make([]float32, n)
+				for i := range g1 {
+					g1[i] *= 10 // past exp's range at the extremes
+				}
+				g1[0] = 100
+				copy(g2, g1)
+				ks.swiglu(g1, a)
+				ref.swiglu(g2, a)
+				agree(t, fmt.Sprint("swiglu ", n), g1, g2, 1)
+				copy(g2, b)
+				s1, s2 := ks.expSum(b, 0.5), ref.expSum(g2, 0.5)
+				agree(t, fmt.Sprint("expSum ", n), b, g2, 1)
+				agree(t, fmt.Sprint("expSum total ", n), []float32{s1}, []float32{s2}, n)
+				for _, f16 := range []bool{false, true} {
+					h := randHalf(rng, n, f16)
+					w1, w2 := make([]float32, n+1), make([]float32, n+1)
+					widen, refWiden := ks.widenBF16, ref.widenBF16
+					if f16 {
+						widen, refWiden = ks.widenF16, ref.widenF16
+					}
+					widen(w1, h)
+					refWiden(w2, h)
+					agree(t, fmt.Sprint("widen f16=", f16, " ", n), w1, w2, 0)
+				}
+			}
+			for _, rows := range []int{1, 2, 5} {
+				for _, cols := range []int{1, 7, 8, 9, 33, 64, 100} {
+					x := randF32(rng, cols)
+					o1, o2 := make([]float32, rows), make([]float32, rows)
+					w := randF32(rng, rows*cols)
+					ks.gemvF32(o1, w, x)
+					ref.gemvF32(o2, w, x)
+					agree(t, fmt.Sprint("gemvF32 ", rows, "×", cols), o1, o2, cols)
+					a, t1, t2 := randF32(rng, rows), make([]float32, cols), make([]float32, cols)
+					ks.gemvT(t1, w, a)
+					ref.gemvT(t2, w, a)
+					agree(t, fmt.Sprint("gemvT ", rows, "×", cols), t1, t2, rows)
+					h := randHalf(rng, rows*cols, false)
+					ks.gemvBF16(o1, h, x)
+					ref.gemvBF16(o2, h, x)
+					agree(t, fmt.Sprint("gemvBF16 ", rows, "×", cols), o1, o2, cols)
+					h = randHalf(rng, rows*cols, true)
+					ks.gemvF16(o1, h, x)
+					ref.gemvF16(o2, h, x)
+					agree(t, fmt.Sprint("gemvF16 ", rows, "×", cols), o1, o2, cols)
+				}
+			}
+			testAffineKernels(t, rng, ks)
+			for _, np := range []int{16, 32, 48, 64, 80} {
+				for _, k := range []int{0, 1, 3, 17, 64} {
+					n, ldo, stride := np-5, 7, k+5
+					w, xT := randF32(rng, 4*stride), randF32(rng, k*np)
+					for _, acc := range []bool{false, true} {
+						o1 := randF32(rng, n*ldo)
+						o2 := append([]float32(nil), o1...)
+						ks.gemm4(o1, ldo, n, acc, w, stride, xT, np)
+						ref.gemm4(o2, ldo, n, acc, w, stride, xT, np)
+						agree(t, fmt.Sprint("gemm4 np=", np, " k=", k, " acc=", acc), o1, o2, k)
+					}
+				}
+			}
+		})
+	}
+}
+
+func testAffineKernels(t *testing.T, rng *rand.Rand, ks kernelSet) {
+	ref := goKernels
+	for _, bits := range []int{4, 8} {
+		for _, group := range []int{32, 64, 128} {
+			for _, cols := range []int{group, 2 * group, 3 * group} {
+				for _, rows := range []int{1, 3, 17} {
+					what := fmt.Sprintf("q%d group %d, %d×%d", bits, group, rows, cols)
+					w := randU32(rng, rows*cols*bits/32)
+					scales, biases := randF32(rng, rows*cols/group), randF32(rng, rows*cols/group)
+					x := randF32(rng, cols)
+					d1, d2 := make([]float32, rows*cols), make([]float32, rows*cols)
+					gemv, refGemv, dequant, refDequant := ks.gemvQ4, ref.gemvQ4, ks.dequantQ4, ref.dequantQ4
+					if bits == 8 {
+						gemv, refGemv, dequant, refDequant = ks.gemvQ8, ref.gemvQ8, ks.dequantQ8, ref.dequantQ8
+					}
+					dequant(d1, w, scales, biases, group)
+					refDequant(d2, w, scales, biases, group)
+					agree(t, "dequant "+what, d1, d2, 1)
+					for _, sc := range []halfVec{
+						{f32: scales},
+						{u16: randHalf(rng, len(scales), false)},
+						{u16: randHalf(rng, len(scales), true), f16: true},
+					} {
+						o1 := randF32(rng, rows)
+						o2 := append([]float32(nil), o1...)
+						gemv(o1, w, sc, x, group)
+						refGemv(o2, w, sc, x, group)
+						// Codes reach 255, so sums are larger than unit size.
+						agree(t, fmt.Sprintf("gemv %s, f32 scales %v, f16 %v", what, sc.f32 != nil, sc.f16), o1, o2, cols*1<<bits)
+					}
+				}
+			}
+		}
+	}
+}
