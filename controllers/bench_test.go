@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 )
 
@@ -87,7 +88,7 @@ func BenchmarkWasmStep(b *testing.B) {
 				d.Begin(seq)
 				dir := d.End(logits)
 				times = append(times, time.Since(start))
-				next := pick(rng, logits, dir.Allowed)
+				next := pick(rng, dir)
 				if dir.Stop || next < 0 || len(seq) > 200 || dir.Backtrack > 0 {
 					seq = slices.Clone(prompt) // a new reply
 					d.StartReply(len(prompt))
@@ -107,17 +108,19 @@ func BenchmarkWasmStep(b *testing.B) {
 	}
 }
 
-// pick samples uniformly among the allowed tokens (a list, or the logits
-// not masked to -Inf).
-func pick(rng *rand.Rand, logits []float32, allowed []int32) int32 {
-	if allowed != nil {
-		if len(allowed) == 0 {
+// pick samples uniformly among the tokens the directive allows.
+func pick(rng *rand.Rand, dir engine.Directive) int32 {
+	if dir.Allowed != nil {
+		if len(dir.Allowed) == 0 {
 			return -1
 		}
-		return allowed[rng.IntN(len(allowed))]
+		return dir.Allowed[rng.IntN(len(dir.Allowed))]
+	}
+	if dir.Mask == nil {
+		return int32(rng.IntN(128000))
 	}
 	for tries := 0; tries < 1<<20; tries++ {
-		if id := rng.IntN(len(logits)); !math.IsInf(float64(logits[id]), -1) {
+		if id := rng.IntN(32 * len(dir.Mask)); dir.Mask[id/32]>>(id%32)&1 == 1 {
 			return int32(id)
 		}
 	}
