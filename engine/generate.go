@@ -91,6 +91,10 @@ type Stats struct {
 	GenTokens      int
 	GenDuration    time.Duration
 	Reason         StopReason
+	// HookFirst is how long the first step waited for the hook (a
+	// controller's start-up); HookWait how long the later steps waited in
+	// all, beyond their forward passes: the controller's added latency.
+	HookFirst, HookWait time.Duration
 }
 
 // PromptRate is prefill speed in tokens per second.
@@ -214,7 +218,13 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		}
 		d := Directive{Temperature: -1}
 		if g.Hook != nil {
+			waitStart := time.Now()
 			d = g.Hook.End(g.logits)
+			if wait := time.Since(waitStart); st.GenTokens == 0 && st.HookFirst == 0 {
+				st.HookFirst = wait
+			} else {
+				st.HookWait += wait
+			}
 		}
 		back := max(0, min(d.Backtrack, len(seq.Tokens)-replyStart))
 		if back > 0 {

@@ -29,6 +29,10 @@ type benchResult struct {
 	PrefillTPS   float64 `json:"prefill_tok_per_s"`
 	DecodeTPS    float64 `json:"decode_tok_per_s"`
 	PeakRSSMiB   float64 `json:"peak_rss_mib,omitempty"`
+	// With --controller: the median first-step wait (start-up) and the
+	// median wait per later token, in milliseconds.
+	ControllerFirstMillis    float64 `json:"controller_first_ms,omitempty"`
+	ControllerPerTokenMillis float64 `json:"controller_per_token_ms,omitempty"`
 	// Restore is filled by --restore-tokens instead of the speeds.
 	Restore []restoreResult `json:"restore,omitempty"`
 }
@@ -101,7 +105,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		hook = cs.driver
 	}
-	var prefill, decode []float64
+	var prefill, decode, first, wait []float64
 	for r := 0; r < *runs; r++ {
 		cache, err := l.Backend.NewCache(window)
 		if err != nil {
@@ -121,6 +125,8 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 			return err
 		}
 		decode = append(decode, st.GenRate())
+		first = append(first, ms(st.HookFirst))
+		wait = append(wait, ms(st.HookWait)/float64(max(st.GenTokens-1, 1)))
 		fmt.Fprintf(errOut, "run %d/%d: prefill %.1f tok/s, decode %.1f tok/s\n", r+1, *runs, prefill[r], decode[r])
 	}
 	res := benchResult{
@@ -128,11 +134,19 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		PromptTokens: *promptN, GenTokens: *genN, Runs: *runs,
 		PrefillTPS: median(prefill), DecodeTPS: median(decode), PeakRSSMiB: peakRSSMiB(),
 	}
+	if hook != nil {
+		res.ControllerFirstMillis, res.ControllerPerTokenMillis = median(first), median(wait)
+	}
 	if *asJSON {
 		return json.NewEncoder(out).Encode(res)
 	}
 	_, err = fmt.Fprintf(out, "%s (%s, %s)\nload     %.2f s\nprefill  %.1f tok/s  (%d tokens, median of %d)\ndecode   %.1f tok/s  (%d tokens, median of %d)\npeak RSS %.0f MiB\n",
 		g.model, c.Describe(), l.Backend.Name(), res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *runs, res.PeakRSSMiB)
+	if err == nil && hook != nil {
+		step := 1000 / res.DecodeTPS
+		_, err = fmt.Fprintf(out, "controller %s: start-up %.1f ms (first step), then %.3f ms waited per token (%.2f %% of a %.1f ms step)\n",
+			cf.name, res.ControllerFirstMillis, res.ControllerPerTokenMillis, 100*res.ControllerPerTokenMillis/step, step)
+	}
 	return err
 }
 
