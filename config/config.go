@@ -34,6 +34,9 @@ type Config struct {
 	MaxTokens int `toml:"max_tokens"`
 	// System is the default system prompt.
 	System string `toml:"system"`
+	// NoHistory stops the chat from saving what you type (the input
+	// history in $XDG_STATE_HOME/driftwood/history).
+	NoHistory bool `toml:"no_history"`
 	// Sampling holds the sampler's defaults.
 	Sampling engine.SamplerConfig `toml:"sampling"`
 }

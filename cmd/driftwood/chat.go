@@ -74,6 +74,6 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		Sessions:       store,
 		ControllerDirs: []string{*controllersDir},
 		CompileCache:   controllers.DefaultCacheDir(),
-		NoHistory:      *noHistory,
+		NoHistory:      *noHistory || cfg.NoHistory,
 	}, nil
 }
