@@ -28,6 +28,10 @@ type Config struct {
 	Model string `toml:"model"`
 	// Threads for the CPU backend; 0 means one per core.
 	Threads int `toml:"threads"`
+	// Backend is cpu, mlx or auto (MLX when libmlxc loads and has a GPU).
+	Backend string `toml:"backend"`
+	// MLXLibrary is the path of libmlxc, when it is not in a usual place.
+	MLXLibrary string `toml:"mlx_library"`
 	// Context is the context window in tokens (capped by the model's).
 	Context int `toml:"context"`
 	// MaxTokens bounds a reply; 0 means until the model stops.
@@ -43,7 +47,7 @@ type Config struct {
 
 // Default is the configuration used when there is no file.
 func Default() Config {
-	return Config{Context: 8192, MaxTokens: 0, Sampling: engine.DefaultSamplerConfig()}
+	return Config{Backend: "auto", Context: 8192, MaxTokens: 0, Sampling: engine.DefaultSamplerConfig()}
 }
 
 // Path is the configuration file's location:
@@ -89,6 +93,8 @@ func Parse(data []byte, c *Config) error {
 		return fmt.Errorf(" [sampling] %w", err)
 	}
 	switch {
+	case c.Backend != "auto" && c.Backend != "cpu" && c.Backend != "mlx":
+		return fmt.Errorf(" backend %q: want auto, cpu or mlx", c.Backend)
 	case c.Threads < 0:
 		return fmt.Errorf(" threads %d: must be 0 (one per core) or more", c.Threads)
 	case c.Context < 0:

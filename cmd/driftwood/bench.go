@@ -52,7 +52,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if *promptN < 1 || *genN < 1 || *runs < 1 {
 		return fmt.Errorf("--prompt-tokens, --gen-tokens and --runs must be at least 1")
 	}
-	l, err := conversation.Open(ctx, g.model, conversation.OpenOptions{Threads: g.threads, Progress: errOut})
+	l, err := conversation.Open(ctx, g.model, g.openOptions(errOut))
 	if err != nil {
 		return err
 	}

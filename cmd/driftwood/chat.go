@@ -40,6 +40,8 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	configPath := fs.String("config", config.Path(), "configuration file")
 	controllersDir := fs.String("controllers-dir", controllers.DefaultDir(), "controllers folder")
 	noHistory := fs.Bool("no-history", false, "neither read nor write the input history")
+	backend := fs.String("backend", "", "cpu, mlx or auto (default: the config's, else auto)")
+	mlxLib := fs.String("mlx-lib", "", "libmlxc path (default: the config's, $DRIFTWOOD_MLXC, the usual places)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood [flags]   (the chat; 'driftwood help' lists the other commands)")
 		fs.PrintDefaults()
@@ -60,6 +62,15 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	if *model == "" {
 		*model = cfg.Model
 	}
+	if *backend == "" {
+		*backend = cfg.Backend
+	}
+	if *mlxLib == "" {
+		*mlxLib = cfg.MLXLibrary
+	}
+	if err := validBackend(*backend); err != nil {
+		return tui.Options{}, err
+	}
 	store := sessions.Store{Dir: sessions.DefaultDir()}
 	if *session != "" {
 		if _, err := store.Path(*session); err != nil {
@@ -75,5 +86,8 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		ControllerDirs: []string{*controllersDir},
 		CompileCache:   controllers.DefaultCacheDir(),
 		NoHistory:      *noHistory || cfg.NoHistory,
+		// The status bar names the backend; a fallback note must not
+		// draw over the screen.
+		NewBackend: selectBackend(*backend, cfg.Threads, *mlxLib, io.Discard),
 	}, nil
 }

@@ -27,6 +27,7 @@ func commands() map[string]command {
 		"run":         {"generate a reply to a prompt", cmdRun},
 		"bench":       {"measure prefill and decode speed", cmdBench},
 		"tokenize":    {"print the token ids of a text", cmdTokenize},
+		"doctor":      {"check the MLX library and run a one-token smoke test", cmdDoctor},
 		"dev":         {"developer tools (dev gen-model)", cmdDev},
 		"pull":        {"download a model from Hugging Face into the shared cache", cmdPull},
 		"models":      {"list the models in the Hugging Face cache", cmdModels},

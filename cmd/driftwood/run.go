@@ -24,6 +24,8 @@ type genFlags struct {
 	configPath string
 	cfg        config.Config
 	model      string
+	backend    string
+	mlxLib     string
 	threads    int
 	context    int
 	maxTokens  int
@@ -38,6 +40,8 @@ func newGenFlags(name string, errOut io.Writer) *genFlags {
 	g.fs.StringVar(&g.configPath, "config", config.Path(), "configuration file")
 	g.fs.StringVar(&g.model, "model", d.Model, "model folder")
 	g.fs.IntVar(&g.threads, "threads", d.Threads, "CPU threads (0: one per core)")
+	g.fs.StringVar(&g.backend, "backend", d.Backend, "cpu, mlx or auto (MLX when libmlxc loads and has a GPU)")
+	g.fs.StringVar(&g.mlxLib, "mlx-lib", d.MLXLibrary, "libmlxc path (default: $DRIFTWOOD_MLXC, then the usual places)")
 	g.fs.IntVar(&g.context, "context", d.Context, "context window in tokens")
 	g.fs.IntVar(&g.maxTokens, "max-tokens", d.MaxTokens, "longest reply in tokens (0: until the model stops)")
 	s := &g.sampling
@@ -84,6 +88,8 @@ func (g *genFlags) parse(args []string) error {
 	}
 	pick("model", &g.model, cfg.Model)
 	pick("threads", &g.threads, cfg.Threads)
+	pick("backend", &g.backend, cfg.Backend)
+	pick("mlx-lib", &g.mlxLib, cfg.MLXLibrary)
 	pick("context", &g.context, cfg.Context)
 	pick("max-tokens", &g.maxTokens, cfg.MaxTokens)
 	s, c := &g.sampling, cfg.Sampling
@@ -95,10 +101,18 @@ func (g *genFlags) parse(args []string) error {
 	pick("repeat-last-n", &s.RepeatLastN, c.RepeatLastN)
 	pick("seed", &s.Seed, c.Seed)
 	g.cfg = cfg
+	if err := validBackend(g.backend); err != nil {
+		return err
+	}
 	if g.model == "" {
 		return errors.New("no model: give --model DIR (or set model in " + g.configPath + ")")
 	}
 	return s.Validate()
+}
+
+// openOptions says how to open the model the flags name.
+func (g *genFlags) openOptions(errOut io.Writer) conversation.OpenOptions {
+	return conversation.OpenOptions{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.threads, g.mlxLib, errOut)}
 }
 
 // samplingSet reports whether any sampling flag was given.
@@ -139,7 +153,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if (*prompt == "") == (*promptIDs == "") || (inSession && *prompt == "") {
 		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3 (a session needs --prompt)")
 	}
-	l, err := conversation.Open(ctx, g.model, conversation.OpenOptions{Threads: g.threads, Progress: errOut})
+	l, err := conversation.Open(ctx, g.model, g.openOptions(errOut))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
+	"github.com/driftwoodlabs/driftwood/mlxbridge"
+)
+
+// defaultDoctorModel is the smoke test's model when --model is not given
+// and the folder exists (it does in a clone of the repository).
+const defaultDoctorModel = "testdata/models/tiny-f32"
+
+// cmdDoctor reports which libmlxc was found (or where it was looked for),
+// MLX's version and device, and runs a one-token smoke test on MLX,
+// checked against the CPU backend.
+func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("driftwood doctor", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	model := fs.String("model", "", "model folder for the smoke test (default "+defaultDoctorModel+" when it exists)")
+	mlxLib := fs.String("mlx-lib", "", "libmlxc's path (default: $"+mlxbridge.EnvVar+", then the usual places)")
+	device := fs.String("device", "", "MLX device: gpu, cpu, or the GPU when there is one")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	fmt.Fprintf(out, "looked for libmlxc in: %s\n", strings.Join(mlxbridge.Candidates(*mlxLib), ", "))
+	lib, err := mlxbridge.Load(*mlxLib)
+	if err != nil {
+		fmt.Fprintf(out, "libmlxc: %v\n", err)
+		fmt.Fprintln(out, "backend: cpu (--backend auto falls back to it; --backend mlx fails)")
+		return nil
+	}
+	fmt.Fprintf(out, "libmlxc: %s\nMLX: %s (mlx-c API %s)\n", lib.Path, lib.MLX, lib.CAPI)
+	if lib.GPU {
+		fmt.Fprintln(out, "GPU: yes")
+	} else {
+		fmt.Fprintln(out, "GPU: no (this MLX runs on the CPU only)")
+	}
+	dir := *model
+	if dir == "" {
+		if _, err := os.Stat(filepath.Join(defaultDoctorModel, "config.json")); err != nil {
+			fmt.Fprintln(out, "smoke test: skipped (give --model DIR)")
+			return nil
+		}
+		dir = defaultDoctorModel
+	}
+	return smokeTest(out, dir, *mlxLib, *device)
+}
+
+// smokeTest runs one token through the model on MLX and on the CPU
+// backend and compares the logits.
+func smokeTest(out io.Writer, dir, mlxLib, device string) error {
+	m, err := engine.LoadModel(dir)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	token := int32(0)
+	if b := m.Config.BOSTokenID; b != nil {
+		token = *b
+	}
+	start := time.Now()
+	mb, err := mlxbridge.New(m, mlxbridge.Options{Library: mlxLib, Device: device})
+	if err != nil {
+		return fmt.Errorf("smoke test: %w", err)
+	}
+	defer mb.Close()
+	load := time.Since(start)
+	got, took, err := oneToken(mb, m.Config, token)
+	if err != nil {
+		return fmt.Errorf("smoke test: %w", err)
+	}
+	cb, err := cpu.New(m, cpu.Options{})
+	if err != nil {
+		return err
+	}
+	defer cb.Close()
+	want, _, err := oneToken(cb, m.Config, token)
+	if err != nil {
+		return err
+	}
+	var diff float64
+	for i := range got {
+		diff = max(diff, math.Abs(float64(got[i])-float64(want[i])))
+	}
+	fmt.Fprintf(out, "smoke test: %s on mlx (%s): loaded in %s, token %d → next %d in %s; max |Δlogit| vs cpu %.2g\n",
+		dir, mb.Device(), load.Round(time.Millisecond), token, engine.Argmax(got), took.Round(time.Microsecond), diff)
+	if diff > 1e-2 || engine.Argmax(got) != engine.Argmax(want) {
+		return errors.New("smoke test: MLX's logits disagree with the CPU backend's")
+	}
+	return nil
+}
+
+func oneToken(b engine.Backend, c *engine.Config, token int32) ([]float32, time.Duration, error) {
+	window := 16
+	if m := c.MaxPositionEmbeddings; m > 0 && m < window {
+		window = m
+	}
+	cache, err := b.NewCache(window)
+	if err != nil {
+		return nil, 0, err
+	}
+	logits := make([]float32, c.VocabSize)
+	start := time.Now()
+	err = b.Forward(cache, []int32{token}, logits)
+	return logits, time.Since(start), err
+}

@@ -1,0 +1,236 @@
+// Package mlxbridge is the MLX backend: engine.Backend on MLX through its C
+// API, libmlxc, opened at run time with purego, so the same source builds
+// everywhere and needs no MLX headers. On a Mac the model runs on the
+// Apple GPU; where MLX has no GPU (the Linux CPU build) it runs on MLX's
+// CPU device.
+//
+// Weights stay in their stored form (4-bit stays 4-bit and goes through
+// quantized_matmul); activations, the KV cache and the logits are float32,
+// so results match the CPU backend to the golden tolerance. Every MLX call
+// runs on one goroutine locked to its OS thread (see internal/mlxc).
+package mlxbridge
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
+)
+
+// Options configures the MLX backend.
+type Options struct {
+	// Library is libmlxc's path (a file or its folder) from the
+	// configuration; "" searches the usual places (see Candidates).
+	// DRIFTWOOD_MLXC overrides it.
+	Library string
+	// Device is "gpu", "cpu", or "" for the GPU when MLX has one.
+	Device string
+	// MaxBatch bounds how many prompt tokens go through the model
+	// together; 0 means 512.
+	MaxBatch int
+}
+
+// Backend runs a Llama model on MLX. Forward is not safe for concurrent
+// use: one backend serves one decode loop at a time.
+type Backend struct {
+	lib      *mlxc.Lib
+	cfg      *engine.Config
+	stream   *mlxc.Stream
+	w        weights
+	owned    []*mlxc.Array // the weights' arrays, freed by Close
+	maxBatch int
+	closed   bool
+
+	mu     sync.Mutex // guards caches: cleanups run on their own goroutine
+	caches map[*kvBuffers]struct{}
+}
+
+var _ engine.Backend = (*Backend)(nil)
+
+// New loads libmlxc (see Options.Library), picks the device and copies the
+// model's weights into MLX in their stored dtypes. The model may be closed
+// afterwards.
+//
+// # Errors
+//
+// When the library is absent, an error listing every place looked at;
+// when it is not a usable libmlxc, one naming the file and each missing
+// function; an MLX error naming the failed call.
+func New(m *engine.Model, opt Options) (*Backend, error) {
+	lib, err := open(opt.Library)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{lib: lib, cfg: m.Config, maxBatch: opt.MaxBatch, caches: map[*kvBuffers]struct{}{}}
+	if b.maxBatch <= 0 {
+		b.maxBatch = 512
+	}
+	err = lib.Do(func(t *mlxc.Thread) error {
+		dev, err := device(t, opt.Device)
+		if err != nil {
+			return err
+		}
+		b.stream = t.DefaultStream(dev)
+		if t.Err() != nil {
+			return t.Err()
+		}
+		t.Use(b.stream)
+		if err := b.load(t, &m.Weights); err != nil {
+			return err
+		}
+		t.Eval(b.owned...)
+		return nil
+	})
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("mlx: %w", err)
+	}
+	return b, nil
+}
+
+func open(library string) (*mlxc.Lib, error) {
+	path, err := mlxc.Search{Path: library}.Find()
+	if err != nil {
+		return nil, err
+	}
+	return mlxc.Open(path)
+}
+
+// device picks the device kind for name ("gpu", "cpu" or "").
+func device(t *mlxc.Thread, name string) (mlxc.DeviceType, error) {
+	switch name {
+	case "", "auto":
+		if t.DeviceAvailable(mlxc.GPU) {
+			return mlxc.GPU, nil
+		}
+		return mlxc.CPU, nil
+	case "gpu":
+		if !t.DeviceAvailable(mlxc.GPU) {
+			return 0, errors.New("this MLX build has no GPU (it was built for the CPU only)")
+		}
+		return mlxc.GPU, nil
+	case "cpu":
+		return mlxc.CPU, nil
+	}
+	return 0, fmt.Errorf("device %q: want gpu, cpu or auto", name)
+}
+
+// Name implements engine.Backend.
+func (b *Backend) Name() string { return "mlx" }
+
+// Device is the MLX device the model runs on: "gpu" or "cpu".
+func (b *Backend) Device() string { return b.stream.Device.String() }
+
+// Close frees the weights and every cache's buffers (using a cache
+// afterwards panics); calling it again does nothing.
+func (b *Backend) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	b.mu.Lock()
+	caches := b.caches
+	b.caches = nil
+	b.mu.Unlock()
+	return b.lib.Do(func(t *mlxc.Thread) error {
+		for kv := range caches {
+			kv.free(t)
+		}
+		for _, a := range b.owned {
+			t.Free(a)
+		}
+		if b.stream != nil {
+			t.FreeStream(b.stream)
+		}
+		return nil
+	})
+}
+
+// NewCache implements engine.Backend. The cache's device buffers grow in
+// steps as positions are added; Close (or the backend's Close) frees them,
+// and a cache dropped without Close is freed after garbage collection.
+func (b *Backend) NewCache(window int) (engine.Cache, error) {
+	if max := b.cfg.MaxPositionEmbeddings; window <= 0 || (max > 0 && window > max) {
+		return nil, fmt.Errorf("context window %d: must be in [1, %d] for this model", window, max)
+	}
+	kv := &kvBuffers{k: make([]*mlxc.Array, b.cfg.NumHiddenLayers), v: make([]*mlxc.Array, b.cfg.NumHiddenLayers)}
+	b.mu.Lock()
+	if b.caches == nil {
+		b.mu.Unlock()
+		panic("mlxbridge: NewCache on a closed backend")
+	}
+	b.caches[kv] = struct{}{}
+	b.mu.Unlock()
+	c := &cache{b: b, window: window, kv: kv}
+	runtime.AddCleanup(c, b.release, kv)
+	return c, nil
+}
+
+// release frees a cache's buffers unless the backend already has.
+func (b *Backend) release(kv *kvBuffers) {
+	b.mu.Lock()
+	_, live := b.caches[kv]
+	delete(b.caches, kv)
+	b.mu.Unlock()
+	if live {
+		b.lib.Do(func(t *mlxc.Thread) error { kv.free(t); return nil })
+	}
+}
+
+// Forward implements engine.Backend.
+func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) error {
+	if b.closed {
+		panic("mlxbridge: Forward on a closed backend")
+	}
+	c, ok := ec.(*cache)
+	if !ok || c.b != b {
+		return fmt.Errorf("mlx: cache %T was not made by this backend", ec)
+	}
+	if err := c.usable(); err != nil {
+		return err
+	}
+	vocab := b.cfg.VocabSize
+	all := len(logits) == len(tokens)*vocab && len(tokens) > 1
+	if !all && len(logits) != vocab {
+		return fmt.Errorf("mlx: logits buffer holds %d floats, want %d or %d", len(logits), vocab, len(tokens)*vocab)
+	}
+	if c.n+len(tokens) > c.window {
+		return &engine.ContextFullError{Window: c.window, Have: c.n, Adding: len(tokens)}
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= vocab {
+			return fmt.Errorf("mlx: token id %d outside the vocabulary of %d", t, vocab)
+		}
+	}
+	err := b.lib.Do(func(t *mlxc.Thread) error {
+		t.Use(b.stream)
+		for len(tokens) > 0 {
+			n := min(len(tokens), b.maxBatch)
+			out := logitsNone
+			switch {
+			case all:
+				out = logitsAll
+			case n == len(tokens):
+				out = logitsLast
+			}
+			res := b.forward(t, c, tokens[:n], out)
+			if err := t.Err(); err != nil {
+				c.broken = err
+				return err
+			}
+			if out != logitsNone {
+				m := copy(logits, t.Float32s(res))
+				logits = logits[m:]
+			}
+			tokens = tokens[n:]
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mlx: %w", err)
+	}
+	return nil
+}

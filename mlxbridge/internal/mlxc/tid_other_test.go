@@ -1,0 +1,5 @@
+//go:build !linux
+
+package mlxc
+
+func osThread() int { return -1 }

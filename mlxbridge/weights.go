@@ -1,0 +1,154 @@
+package mlxbridge
+
+import (
+	"fmt"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
+	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
+)
+
+// weights is a Llama model's parameters on the device, named as in the
+// checkpoint.
+type weights struct {
+	embedTokens matrix  // (vocab, hidden)
+	layers      []layer // one per transformer block
+	norm        *mlxc.Array
+	lmHead      *matrix // &embedTokens when tied
+	ropeFreqs   *mlxc.Array
+}
+
+// layer is one transformer block.
+type layer struct {
+	inputLayernorm, postAttentionLayernorm *mlxc.Array // (hidden) float32
+	qProj, kProj, vProj, oProj             matrix
+	gateProj, upProj, downProj             matrix
+}
+
+// matrix is a weight matrix of logical shape (out, in) in its stored form:
+// dense in its dtype, or MLX affine-quantised (packed uint32 codes with
+// float32 scales and biases per group).
+type matrix struct {
+	w              *mlxc.Array // (out, in) dense, or (out, in·bits/32) packed
+	wT             *mlxc.Array // dense: the transposed view (in, out)
+	scales, biases *mlxc.Array // quantised: (out, in/group)
+	bits, group    int
+}
+
+// mul is x·Wᵀ.
+func (m *matrix) mul(t *mlxc.Thread, x *mlxc.Array) *mlxc.Array {
+	if m.bits != 0 {
+		return t.QuantizedMatmul(x, m.w, m.scales, m.biases, m.group, m.bits)
+	}
+	return t.Matmul(x, m.wT)
+}
+
+// rows gathers rows ids (an int32 array) as float32: the embedding lookup.
+func (m *matrix) rows(t *mlxc.Thread, ids *mlxc.Array) *mlxc.Array {
+	if m.bits != 0 {
+		return t.Dequantize(t.Take(m.w, ids, 0), t.Take(m.scales, ids, 0), t.Take(m.biases, ids, 0), m.group, m.bits)
+	}
+	return t.AsType(t.Take(m.w, ids, 0), mlxc.Float32)
+}
+
+// load copies every weight into MLX: dense matrices in their dtype,
+// quantised ones packed with their scales and biases widened to float32
+// (so that quantized_matmul computes in float32), norms as float32, and
+// the RoPE wavelengths with llama3 scaling.
+func (b *Backend) load(t *mlxc.Thread, w *engine.Weights) error {
+	l := loader{t: t, b: b}
+	b.w.embedTokens = l.matrix(&w.EmbedTokens)
+	b.w.lmHead = &b.w.embedTokens
+	if w.LMHead.Name != w.EmbedTokens.Name {
+		head := l.matrix(&w.LMHead)
+		b.w.lmHead = &head
+	}
+	b.w.norm = l.vector(&w.Norm)
+	b.w.layers = make([]layer, len(w.Layers))
+	for i := range w.Layers {
+		src, dst := &w.Layers[i], &b.w.layers[i]
+		dst.inputLayernorm, dst.postAttentionLayernorm = l.vector(&src.InputLayernorm), l.vector(&src.PostAttentionLayernorm)
+		dst.qProj, dst.kProj, dst.vProj, dst.oProj = l.matrix(&src.QProj), l.matrix(&src.KProj), l.matrix(&src.VProj), l.matrix(&src.OProj)
+		dst.gateProj, dst.upProj, dst.downProj = l.matrix(&src.GateProj), l.matrix(&src.UpProj), l.matrix(&src.DownProj)
+	}
+	inv := cpu.InvFreq(b.cfg)
+	wavelengths := make([]float32, len(inv))
+	for i, f := range inv {
+		wavelengths[i] = float32(1 / f)
+	}
+	b.w.ropeFreqs = l.keep(t.FromBytes(float32Bytes(wavelengths), []int{len(inv)}, mlxc.Float32))
+	return l.err
+}
+
+// loader creates the backend's arrays, keeping each for Close.
+type loader struct {
+	t   *mlxc.Thread
+	b   *Backend
+	err error
+}
+
+func (l *loader) keep(a *mlxc.Array) *mlxc.Array {
+	if a != nil {
+		l.b.owned = append(l.b.owned, l.t.Keep(a))
+	}
+	return a
+}
+
+// array copies a tensor's bytes (mapped from its file) into MLX.
+func (l *loader) array(t *engine.Tensor, shape []int) *mlxc.Array {
+	dt, ok := mlxDtype(t.DType)
+	if !ok {
+		if l.err == nil {
+			l.err = fmt.Errorf("%s: tensor %s: dtype %s not supported", t.File, t.Name, t.DType)
+		}
+		return nil
+	}
+	return l.t.FromBytes(t.Data, shape, dt)
+}
+
+func (l *loader) matrix(t *engine.Tensor) matrix {
+	if l.err != nil {
+		return matrix{}
+	}
+	if !t.Quantized() {
+		w := l.keep(l.array(t, t.Shape))
+		if w == nil {
+			return matrix{}
+		}
+		return matrix{w: w, wT: l.keep(l.t.Transpose(w, 1, 0))}
+	}
+	rows, cols := t.Shape[0], t.Shape[1]
+	return matrix{
+		w:      l.keep(l.array(t, []int{rows, cols * t.Bits / 32})),
+		scales: l.keep(l.t.AsType(l.array(t.Scales, t.Scales.Shape), mlxc.Float32)),
+		biases: l.keep(l.t.AsType(l.array(t.Biases, t.Biases.Shape), mlxc.Float32)),
+		bits:   t.Bits,
+		group:  t.GroupSize,
+	}
+}
+
+func (l *loader) vector(t *engine.Tensor) *mlxc.Array {
+	if t.Quantized() && l.err == nil {
+		l.err = fmt.Errorf("%s: tensor %s: a quantised norm weight is not supported", t.File, t.Name)
+	}
+	if l.err != nil {
+		return nil
+	}
+	return l.keep(l.t.AsType(l.array(t, t.Shape), mlxc.Float32))
+}
+
+// mlxDtype maps a stored dtype to MLX's.
+func mlxDtype(d safetensors.DType) (mlxc.Dtype, bool) {
+	switch d {
+	case safetensors.F32:
+		return mlxc.Float32, true
+	case safetensors.F16:
+		return mlxc.Float16, true
+	case safetensors.BF16:
+		return mlxc.BFloat16, true
+	case safetensors.U32:
+		return mlxc.Uint32, true
+	}
+	return 0, false
+}
