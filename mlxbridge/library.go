@@ -1,6 +1,8 @@
 package mlxbridge
 
 import (
+	"errors"
+
 	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
 )
 
@@ -44,4 +46,11 @@ func Load(library string) (*Library, error) {
 		return nil
 	})
 	return info, err
+}
+
+// IsNotFound reports whether err says that no libmlxc was found (as
+// opposed to a library that was found but is unusable).
+func IsNotFound(err error) bool {
+	var nf *mlxc.NotFoundError
+	return errors.As(err, &nf)
 }

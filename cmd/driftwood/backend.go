@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
@@ -53,7 +54,12 @@ func selectBackend(name string, threads int, mlxLib string, errOut io.Writer) fu
 					return b, nil
 				}
 			}
-			fmt.Fprintf(errOut, "driftwood: using the CPU backend: %v\n", err)
+			// Without MLX on Linux the CPU backend is simply the backend; a
+			// Mac without mlx-c, or a library that does not work, is worth
+			// a note.
+			if !mlxbridge.IsNotFound(err) || runtime.GOOS == "darwin" {
+				fmt.Fprintf(errOut, "driftwood: using the CPU backend: %v\n", err)
+			}
 			return onCPU(m)
 		}
 	}

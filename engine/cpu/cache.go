@@ -104,40 +104,43 @@ func (c *cache) exportLayer(src []float32) []byte {
 }
 
 // Import replaces the contents with s (already validated against the
-// model), converting from s's dtype.
+// model), converting from s's dtype. Both layouts are head-major, so an
+// f32 state is copied a head at a time.
 func (c *cache) Import(s *engine.KVState) error {
 	if s.KVHeads != c.kvHeads || s.HeadDim != c.headDim || len(s.K) != len(c.k) || s.Len > c.window {
 		return fmt.Errorf("cpu cache: KV state shape does not match the model")
 	}
-	var read func([]byte, int) float32
 	switch s.DType {
-	case safetensors.F32:
-		read = func(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
-	case safetensors.BF16:
-		read = func(b []byte, i int) float32 { return bf16(binary.LittleEndian.Uint16(b[2*i:])) }
-	case safetensors.F16:
-		tab := f16Table()
-		read = func(b []byte, i int) float32 { return tab[binary.LittleEndian.Uint16(b[2*i:])] }
+	case safetensors.F32, safetensors.BF16, safetensors.F16:
 	default:
 		return fmt.Errorf("cpu cache: KV dtype %s not supported", s.DType)
 	}
 	c.n = 0
 	c.reserve(s.Len)
 	for l := range c.k {
-		c.importLayer(c.k[l], s.K[l], s.Len, read)
-		c.importLayer(c.v[l], s.V[l], s.Len, read)
+		c.importLayer(c.k[l], s.K[l], s.Len, s.DType)
+		c.importLayer(c.v[l], s.V[l], s.Len, s.DType)
 	}
 	c.n = s.Len
 	return nil
 }
 
-func (c *cache) importLayer(dst []float32, src []byte, n int, read func([]byte, int) float32) {
-	i := 0
+func (c *cache) importLayer(dst []float32, src []byte, n int, dtype safetensors.DType) {
+	size := n * c.headDim // elements of one head
 	for h := 0; h < c.kvHeads; h++ {
 		row := c.head(dst, h, n)
-		for j := range row {
-			row[j] = read(src, i)
-			i++
+		switch dtype {
+		case safetensors.F32:
+			copy(row, asF32(src[4*h*size:4*(h+1)*size]))
+		case safetensors.BF16:
+			for j := range row {
+				row[j] = bf16(binary.LittleEndian.Uint16(src[2*(h*size+j):]))
+			}
+		default:
+			tab := f16Table()
+			for j := range row {
+				row[j] = tab[binary.LittleEndian.Uint16(src[2*(h*size+j):])]
+			}
 		}
 	}
 }
