@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
@@ -46,14 +45,6 @@ func (h halfVec) slice(lo, hi int) halfVec {
 	return halfVec{u16: h.u16[lo:hi], f16: h.f16}
 }
 
-func (h halfVec) prefetch(i, n int) {
-	if h.f32 != nil {
-		prefetch(unsafe.Pointer(&h.f32[i]), 4*n)
-	} else {
-		prefetch(unsafe.Pointer(&h.u16[i]), 2*n)
-	}
-}
-
 func (h halfVec) at(i int) float32 {
 	switch {
 	case h.f32 != nil:
@@ -62,32 +53,6 @@ func (h halfVec) at(i int) float32 {
 		return f16ToF32(h.u16[i])
 	}
 	return bf16(h.u16[i])
-}
-
-// span returns elements [lo, hi) as f32: a view when stored as f32,
-// otherwise widened into buf.
-func (h halfVec) span(buf []float32, lo, hi int) []float32 {
-	switch {
-	case h.f32 != nil:
-		return h.f32[lo:hi]
-	case h.f16:
-		kern.widenF16(buf, h.u16[lo:hi])
-	default:
-		kern.widenBF16(buf, h.u16[lo:hi])
-	}
-	return buf[:hi-lo]
-}
-
-// gemv sets out[r] = h[r·len(x):(r+1)·len(x)]·x.
-func (h halfVec) gemv(out, x []float32) {
-	switch {
-	case h.f32 != nil:
-		kern.gemvF32(out, h.f32, x)
-	case h.f16:
-		kern.gemvF16(out, h.u16, x)
-	default:
-		kern.gemvBF16(out, h.u16, x)
-	}
 }
 
 func newAffine(t *engine.Tensor) (*affineMatrix, error) {
@@ -109,56 +74,31 @@ func newAffine(t *engine.Tensor) (*affineMatrix, error) {
 
 func (m *affineMatrix) layout() layout { return layout{nibbles: m.bits == 4, group: m.group} }
 
-// gemv uses Σ(s·q+b)·x = s·Σq·x + b·Σx per group: the bias half is the
-// biases times the group sums of x (a small matrix-vector product), and
-// the code kernel adds the scaled code sums.
 func (m *affineMatrix) gemv(out []float32, in *input, lo, hi int, _ *scratch) {
 	groups, wpr := m.cols/m.group, m.cols*m.bits/32
 	o, w := out[lo:hi], m.packed[lo*wpr:hi*wpr]
-	sc := m.scales.slice(lo*groups, hi*groups)
-	m.biases.slice(lo*groups, hi*groups).gemv(o, in.xsum)
+	sc, bi := m.scales.slice(lo*groups, hi*groups), m.biases.slice(lo*groups, hi*groups)
 	if m.bits == 4 {
-		kern.gemvQ4(o, w, sc, in.x, m.group)
+		kern.gemvQ4(o, w, sc, bi, in.x, in.xsum, m.group)
 	} else {
-		kern.gemvQ8(o, w, sc, in.x, m.group)
+		kern.gemvQ8(o, w, sc, bi, in.x, in.xsum, m.group)
 	}
 }
 
 func (m *affineMatrix) panel(r, k0, k1 int, s *scratch) ([]float32, int) {
-	kw := k1 - k0
+	kw, n := k1-k0, min(4, m.rows-r)
+	groups, wpr := m.cols/m.group, m.cols*m.bits/32
+	g0 := r*groups + k0/m.group
+	w := m.packed[r*wpr+k0*m.bits/32:]
+	sc, bi := m.scales.slice(g0, m.scales.len()), m.biases.slice(g0, m.biases.len())
 	p := s.panel[:4*kw]
-	clear(p[min(4, m.rows-r)*kw:])
-	for i := r; i < min(r+4, m.rows); i++ {
-		if i+4 < m.rows {
-			m.prefetch(i+4, k0, k1)
-		}
-		m.dequant(p[(i-r)*kw:(i-r+1)*kw], i, k0, k1, s)
-	}
-	return p, kw
-}
-
-// prefetch asks for the codes, scales and biases of row r, columns
-// [k0, k1).
-func (m *affineMatrix) prefetch(r, k0, k1 int) {
-	groups, wpr := m.cols/m.group, m.cols*m.bits/32
-	g0, g1 := r*groups+k0/m.group, r*groups+k1/m.group
-	prefetch(unsafe.Pointer(&m.packed[r*wpr+k0*m.bits/32]), (k1-k0)*m.bits/8)
-	m.scales.prefetch(g0, g1-g0)
-	m.biases.prefetch(g0, g1-g0)
-}
-
-// dequant expands columns [k0, k1) of row r into dst, q4 in nibble order.
-func (m *affineMatrix) dequant(dst []float32, r, k0, k1 int, s *scratch) {
-	groups, wpr := m.cols/m.group, m.cols*m.bits/32
-	g0, g1 := r*groups+k0/m.group, r*groups+k1/m.group
-	sc := m.scales.span(s.sc, g0, g1)
-	bi := m.biases.span(s.bi, g0, g1)
-	w := m.packed[r*wpr+k0*m.bits/32 : r*wpr+k1*m.bits/32]
 	if m.bits == 4 {
-		kern.dequantQ4(dst, w, sc, bi, m.group)
+		kern.dequantQ4(p, kw, w, wpr, sc, bi, groups, n, m.group)
 	} else {
-		kern.dequantQ8(dst, w, sc, bi, m.group)
+		kern.dequantQ8(p, kw, w, wpr, sc, bi, groups, n, m.group)
 	}
+	clear(p[n*kw:])
+	return p, kw
 }
 
 // row dequantises row r in natural order (the embedding lookup).

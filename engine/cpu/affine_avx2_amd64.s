@@ -7,11 +7,12 @@
 // the odd ones, the order the input was permuted into (permuteQ4). A q8
 // chunk is 32 bytes in natural order.
 
-// Q4CHUNK widens the q4 chunk at SI into eight floats each in Y5..Y8:
-// weights 0,2,…,14, 16,…,30, 1,…,15, 17,…,31. Y15 holds 15 in every lane.
-#define Q4CHUNK \
-	VPMOVZXBD (SI), Y5 \
-	VPMOVZXBD 8(SI), Y6 \
+// Q4CHUNK widens the q4 chunk at P into eight floats each in Y5..Y8:
+// weights 0,2,…,14, 16,…,30, 1,…,15, 17,…,31, and steps P past it. Y15
+// holds 15 in every lane.
+#define Q4CHUNK(P) \
+	VPMOVZXBD (P), Y5 \
+	VPMOVZXBD 8(P), Y6 \
 	VPSRLD    $4, Y5, Y7 \
 	VPSRLD    $4, Y6, Y8 \
 	VPAND     Y15, Y5, Y5 \
@@ -20,20 +21,21 @@
 	VCVTDQ2PS Y6, Y6 \
 	VCVTDQ2PS Y7, Y7 \
 	VCVTDQ2PS Y8, Y8 \
-	ADDQ      $16, SI
+	ADDQ      $16, P
 
-// Q8CHUNK widens the q8 chunk at SI into Y5..Y8 in natural order.
-#define Q8CHUNK \
-	VPMOVZXBD (SI), Y5 \
-	VPMOVZXBD 8(SI), Y6 \
-	VPMOVZXBD 16(SI), Y7 \
-	VPMOVZXBD 24(SI), Y8 \
+// Q8CHUNK widens the q8 chunk at P into Y5..Y8 in natural order.
+#define Q8CHUNK(P) \
+	VPMOVZXBD (P), Y5 \
+	VPMOVZXBD 8(P), Y6 \
+	VPMOVZXBD 16(P), Y7 \
+	VPMOVZXBD 24(P), Y8 \
 	VCVTDQ2PS Y5, Y5 \
 	VCVTDQ2PS Y6, Y6 \
 	VCVTDQ2PS Y7, Y7 \
 	VCVTDQ2PS Y8, Y8 \
-	ADDQ      $32, SI
+	ADDQ      $32, P
 
+// FIFTEEN sets every lane of Y15 to 15, the nibble mask.
 #define FIFTEEN \
 	MOVL         $15, AX \
 	VMOVD        AX, X15 \
@@ -54,12 +56,28 @@
 	VCVTPH2PS    X9, Y9 \
 	ADDQ         $2, DX
 
-// GEMV is out[r] += Σ_g scale·(codes·x) over rows: per group, four
-// accumulators collect code·x for the group's chunks, and their sum times
-// the group's scale goes into the row's accumulator Y0.
-#define GEMV(CHUNK, SCALE) \
+// The BIAS8 macros load 8 biases at R13 into Y as floats; the BIAS1 ones
+// load one into X10 (using R12).
+#define BIAS8F32(Y) VMOVUPS (R13), Y
+#define BIAS8BF16(Y) VPMOVZXWD (R13), Y; VPSLLD $16, Y, Y
+#define BIAS8F16(Y) VCVTPH2PS (R13), Y
+#define BIAS1F32 VMOVSS (R13), X10
+#define BIAS1BF16 MOVWLZX (R13), R12; SHLL $16, R12; VMOVD R12, X10
+#define BIAS1F16 MOVWLZX (R13), R12; VMOVD R12, X10; VCVTPH2PS X10, X10
+
+// GEMV sets out[r] = Σ_g scale·(codes·x) + bias·xsum_g over rows: per
+// group, four accumulators collect code·x for the group's chunks, and
+// their sum times the group's scale goes into the row's accumulator Y0;
+// then the row's biases times the group sums, eight at a time, and the
+// rest one by one after the horizontal sum. The number of groups in a row
+// replaces group in its argument slot.
+#define GEMV(CHUNK, SCALE, BIAS8, BIAS1, ESIZE) \
 	SHRQ $5, R10 \
 	SHRQ $5, R11 \
+	MOVQ R10, AX \
+	BSFQ R11, CX \
+	SHRQ CX, AX \
+	MOVQ AX, group+64(FP) \
 	FIFTEEN \
 row:                                \
 	TESTQ  R9, R9 \
@@ -74,7 +92,7 @@ group:                              \
 	VXORPS Y3, Y3, Y3 \
 	VXORPS Y4, Y4, Y4 \
 chunk:                              \
-	CHUNK \
+	CHUNK(SI) \
 	VFMADD231PS  (BX), Y5, Y1 \
 	VFMADD231PS  32(BX), Y6, Y2 \
 	VFMADD231PS  64(BX), Y7, Y3 \
@@ -89,13 +107,34 @@ chunk:                              \
 	VFMADD231PS  Y9, Y1, Y0 \
 	SUBQ         R11, R12 \
 	JNZ          group \
+	MOVQ         group+64(FP), CX \
+	MOVQ         xsum+40(FP), AX \
+bias:                               \
+	CMPQ         CX, $8 \
+	JLT          sum \
+	BIAS8(Y10) \
+	VFMADD231PS  (AX), Y10, Y0 \
+	ADDQ         $32, AX \
+	ADDQ         $(8*ESIZE), R13 \
+	SUBQ         $8, CX \
+	JMP          bias \
+sum:                                \
 	VEXTRACTF128 $1, Y0, X1 \
 	VADDPS       X1, X0, X0 \
 	VPERMILPS    $0x0e, X0, X1 \
 	VADDPS       X1, X0, X0 \
 	VPERMILPS    $0x01, X0, X1 \
 	VADDSS       X1, X0, X0 \
-	VADDSS       (DI), X0, X0 \
+biastail:                           \
+	TESTQ        CX, CX \
+	JZ           store \
+	BIAS1 \
+	VFMADD231SS  (AX), X10, X0 \
+	ADDQ         $4, AX \
+	ADDQ         $ESIZE, R13 \
+	DECQ         CX \
+	JMP          biastail \
+store:                              \
 	VMOVSS       X0, (DI) \
 	ADDQ         $4, DI \
 	DECQ         R9 \
@@ -104,19 +143,47 @@ done:                               \
 	VZEROUPPER \
 	RET
 
-// DEQUANT writes scale·q + bias for every weight of n groups, in chunk
-// order (nibble order for q4).
-#define DEQUANT(CHUNK) \
-	SHRQ $5, R11 \
+// The LOAD macros broadcast the scale or bias at (B)(AX*1) into Y.
+#define LOADF32(B, Y, X) \
+	VBROADCASTSS (B)(AX*1), Y
+
+#define LOADBF16(B, Y, X) \
+	VPBROADCASTW (B)(AX*1), Y \
+	VPSLLD       $16, Y, Y
+
+#define LOADF16(B, Y, X) \
+	VPBROADCASTW (B)(AX*1), X \
+	VCVTPH2PS    X, Y
+
+// DEQUANT writes scale·q + bias for rows of codes, in chunk order (nibble
+// order for q4), the rows one after another in dst. At the start of each
+// row it prefetches the row four on (the next panel's). Registers: SI, DX,
+// R13 the row's codes, scales and biases; R8, R9 their row strides; R10
+// rows left; R11 a row's scales in bytes; R12 chunks per group. ESIZE is
+// the scales' element size, CSHIFT turns a row's weights into code bytes.
+#define DEQUANT(CHUNK, LOAD, ESIZE, CSHIFT) \
 	FIFTEEN \
-group:                              \
-	TESTQ        R9, R9 \
+row:                                 \
+	TESTQ        R10, R10 \
 	JZ           done \
-	VBROADCASTSS (DX), Y13 \
-	VBROADCASTSS (R8), Y14 \
-	MOVQ         R11, CX \
-chunk:                              \
-	CHUNK \
+	LEAQ         (SI)(R8*4), BX \
+	MOVQ         kw+8(FP), CX \
+	SHRQ         $CSHIFT, CX \
+prefetch:                            \
+	PREFETCHT0   (BX) \
+	ADDQ         $64, BX \
+	SUBQ         $64, CX \
+	JGT          prefetch \
+	PREFETCHT0   (DX)(R9*4) \
+	PREFETCHT0   (R13)(R9*4) \
+	MOVQ         SI, BX \
+	XORQ         AX, AX \
+group:                               \
+	LOAD(DX, Y13, X13) \
+	LOAD(R13, Y14, X14) \
+	MOVQ         R12, CX \
+chunk:                               \
+	CHUNK(BX) \
 	VFMADD213PS  Y14, Y13, Y5 \
 	VFMADD213PS  Y14, Y13, Y6 \
 	VFMADD213PS  Y14, Y13, Y7 \
@@ -128,96 +195,206 @@ chunk:                              \
 	ADDQ         $128, DI \
 	DECQ         CX \
 	JNZ          chunk \
-	ADDQ         $4, DX \
-	ADDQ         $4, R8 \
-	DECQ         R9 \
-	JMP          group \
-done:                               \
+	ADDQ         $ESIZE, AX \
+	CMPQ         AX, R11 \
+	JLT          group \
+	ADDQ         R8, SI \
+	ADDQ         R9, DX \
+	ADDQ         R9, R13 \
+	DECQ         R10 \
+	JMP          row \
+done:                                \
 	VZEROUPPER \
 	RET
 
-// func gemvQ4SF32AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
-TEXT ·gemvQ4SF32AVX2(SB), NOSPLIT, $0-56
+// func gemvQ4SF32AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
+TEXT ·gemvQ4SF32AVX2(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), DX
-	MOVQ x+24(FP), R8
-	MOVQ rows+32(FP), R9
-	MOVQ cols+40(FP), R10
-	MOVQ group+48(FP), R11
-	GEMV(Q4CHUNK, SCALEF32)
+	MOVQ biases+24(FP), R13
+	MOVQ x+32(FP), R8
+	MOVQ rows+48(FP), R9
+	MOVQ cols+56(FP), R10
+	MOVQ group+64(FP), R11
+	GEMV(Q4CHUNK, SCALEF32, BIAS8F32, BIAS1F32, 4)
 
-// func gemvQ4SBF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
-TEXT ·gemvQ4SBF16AVX2(SB), NOSPLIT, $0-56
+// func gemvQ4SBF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
+TEXT ·gemvQ4SBF16AVX2(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), DX
-	MOVQ x+24(FP), R8
-	MOVQ rows+32(FP), R9
-	MOVQ cols+40(FP), R10
-	MOVQ group+48(FP), R11
-	GEMV(Q4CHUNK, SCALEBF16)
+	MOVQ biases+24(FP), R13
+	MOVQ x+32(FP), R8
+	MOVQ rows+48(FP), R9
+	MOVQ cols+56(FP), R10
+	MOVQ group+64(FP), R11
+	GEMV(Q4CHUNK, SCALEBF16, BIAS8BF16, BIAS1BF16, 2)
 
-// func gemvQ4SF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
-TEXT ·gemvQ4SF16AVX2(SB), NOSPLIT, $0-56
+// func gemvQ4SF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
+TEXT ·gemvQ4SF16AVX2(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), DX
-	MOVQ x+24(FP), R8
-	MOVQ rows+32(FP), R9
-	MOVQ cols+40(FP), R10
-	MOVQ group+48(FP), R11
-	GEMV(Q4CHUNK, SCALEF16)
+	MOVQ biases+24(FP), R13
+	MOVQ x+32(FP), R8
+	MOVQ rows+48(FP), R9
+	MOVQ cols+56(FP), R10
+	MOVQ group+64(FP), R11
+	GEMV(Q4CHUNK, SCALEF16, BIAS8F16, BIAS1F16, 2)
 
-// func gemvQ8SF32AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
-TEXT ·gemvQ8SF32AVX2(SB), NOSPLIT, $0-56
+// func gemvQ8SF32AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
+TEXT ·gemvQ8SF32AVX2(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), DX
-	MOVQ x+24(FP), R8
-	MOVQ rows+32(FP), R9
-	MOVQ cols+40(FP), R10
-	MOVQ group+48(FP), R11
-	GEMV(Q8CHUNK, SCALEF32)
+	MOVQ biases+24(FP), R13
+	MOVQ x+32(FP), R8
+	MOVQ rows+48(FP), R9
+	MOVQ cols+56(FP), R10
+	MOVQ group+64(FP), R11
+	GEMV(Q8CHUNK, SCALEF32, BIAS8F32, BIAS1F32, 4)
 
-// func gemvQ8SBF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
-TEXT ·gemvQ8SBF16AVX2(SB), NOSPLIT, $0-56
+// func gemvQ8SBF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
+TEXT ·gemvQ8SBF16AVX2(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), DX
-	MOVQ x+24(FP), R8
-	MOVQ rows+32(FP), R9
-	MOVQ cols+40(FP), R10
-	MOVQ group+48(FP), R11
-	GEMV(Q8CHUNK, SCALEBF16)
+	MOVQ biases+24(FP), R13
+	MOVQ x+32(FP), R8
+	MOVQ rows+48(FP), R9
+	MOVQ cols+56(FP), R10
+	MOVQ group+64(FP), R11
+	GEMV(Q8CHUNK, SCALEBF16, BIAS8BF16, BIAS1BF16, 2)
 
-// func gemvQ8SF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
-TEXT ·gemvQ8SF16AVX2(SB), NOSPLIT, $0-56
+// func gemvQ8SF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
+TEXT ·gemvQ8SF16AVX2(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), DX
-	MOVQ x+24(FP), R8
-	MOVQ rows+32(FP), R9
-	MOVQ cols+40(FP), R10
-	MOVQ group+48(FP), R11
-	GEMV(Q8CHUNK, SCALEF16)
+	MOVQ biases+24(FP), R13
+	MOVQ x+32(FP), R8
+	MOVQ rows+48(FP), R9
+	MOVQ cols+56(FP), R10
+	MOVQ group+64(FP), R11
+	GEMV(Q8CHUNK, SCALEF16, BIAS8F16, BIAS1F16, 2)
 
-// func dequantQ4AVX2(dst *float32, w *uint32, scales, biases *float32, n, group int)
-TEXT ·dequantQ4AVX2(SB), NOSPLIT, $0-48
+// func dequantQ4SF32AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+TEXT ·dequantQ4SF32AVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ scales+16(FP), DX
-	MOVQ biases+24(FP), R8
-	MOVQ n+32(FP), R9
-	MOVQ group+40(FP), R11
-	DEQUANT(Q4CHUNK)
+	MOVQ w+16(FP), SI
+	MOVQ wstride+24(FP), R8
+	MOVQ biases+40(FP), R13
+	MOVQ sstride+48(FP), R9
+	MOVQ rows+56(FP), R10
+	MOVQ kw+8(FP), AX
+	MOVQ group+64(FP), R12
+	SHLQ $2, R8
+	SHLQ $2, R9
+	XORQ DX, DX
+	DIVQ R12
+	MOVQ AX, R11
+	SHLQ $2, R11
+	MOVQ scales+32(FP), DX
+	SHRQ $5, R12
+	DEQUANT(Q4CHUNK, LOADF32, 4, 1)
 
-// func dequantQ8AVX2(dst *float32, w *uint32, scales, biases *float32, n, group int)
-TEXT ·dequantQ8AVX2(SB), NOSPLIT, $0-48
+// func dequantQ4SBF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+TEXT ·dequantQ4SBF16AVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ scales+16(FP), DX
-	MOVQ biases+24(FP), R8
-	MOVQ n+32(FP), R9
-	MOVQ group+40(FP), R11
-	DEQUANT(Q8CHUNK)
+	MOVQ w+16(FP), SI
+	MOVQ wstride+24(FP), R8
+	MOVQ biases+40(FP), R13
+	MOVQ sstride+48(FP), R9
+	MOVQ rows+56(FP), R10
+	MOVQ kw+8(FP), AX
+	MOVQ group+64(FP), R12
+	SHLQ $2, R8
+	SHLQ $1, R9
+	XORQ DX, DX
+	DIVQ R12
+	MOVQ AX, R11
+	SHLQ $1, R11
+	MOVQ scales+32(FP), DX
+	SHRQ $5, R12
+	DEQUANT(Q4CHUNK, LOADBF16, 2, 1)
+
+// func dequantQ4SF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+TEXT ·dequantQ4SF16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ w+16(FP), SI
+	MOVQ wstride+24(FP), R8
+	MOVQ biases+40(FP), R13
+	MOVQ sstride+48(FP), R9
+	MOVQ rows+56(FP), R10
+	MOVQ kw+8(FP), AX
+	MOVQ group+64(FP), R12
+	SHLQ $2, R8
+	SHLQ $1, R9
+	XORQ DX, DX
+	DIVQ R12
+	MOVQ AX, R11
+	SHLQ $1, R11
+	MOVQ scales+32(FP), DX
+	SHRQ $5, R12
+	DEQUANT(Q4CHUNK, LOADF16, 2, 1)
+
+// func dequantQ8SF32AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+TEXT ·dequantQ8SF32AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ w+16(FP), SI
+	MOVQ wstride+24(FP), R8
+	MOVQ biases+40(FP), R13
+	MOVQ sstride+48(FP), R9
+	MOVQ rows+56(FP), R10
+	MOVQ kw+8(FP), AX
+	MOVQ group+64(FP), R12
+	SHLQ $2, R8
+	SHLQ $2, R9
+	XORQ DX, DX
+	DIVQ R12
+	MOVQ AX, R11
+	SHLQ $2, R11
+	MOVQ scales+32(FP), DX
+	SHRQ $5, R12
+	DEQUANT(Q8CHUNK, LOADF32, 4, 0)
+
+// func dequantQ8SBF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+TEXT ·dequantQ8SBF16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ w+16(FP), SI
+	MOVQ wstride+24(FP), R8
+	MOVQ biases+40(FP), R13
+	MOVQ sstride+48(FP), R9
+	MOVQ rows+56(FP), R10
+	MOVQ kw+8(FP), AX
+	MOVQ group+64(FP), R12
+	SHLQ $2, R8
+	SHLQ $1, R9
+	XORQ DX, DX
+	DIVQ R12
+	MOVQ AX, R11
+	SHLQ $1, R11
+	MOVQ scales+32(FP), DX
+	SHRQ $5, R12
+	DEQUANT(Q8CHUNK, LOADBF16, 2, 0)
+
+// func dequantQ8SF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+TEXT ·dequantQ8SF16AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ w+16(FP), SI
+	MOVQ wstride+24(FP), R8
+	MOVQ biases+40(FP), R13
+	MOVQ sstride+48(FP), R9
+	MOVQ rows+56(FP), R10
+	MOVQ kw+8(FP), AX
+	MOVQ group+64(FP), R12
+	SHLQ $2, R8
+	SHLQ $1, R9
+	XORQ DX, DX
+	DIVQ R12
+	MOVQ AX, R11
+	SHLQ $1, R11
+	MOVQ scales+32(FP), DX
+	SHRQ $5, R12
+	DEQUANT(Q8CHUNK, LOADF16, 2, 0)

@@ -1,8 +1,13 @@
-// Package cpu is the pure-Go backend: the reference implementation of
+// Package cpu is the CPU backend: the reference implementation of
 // engine.Backend that every other backend is checked against. Weights stay
 // memory-mapped in their stored dtype and are dequantised inside the
 // kernels; scratch buffers are allocated once, so a decode step allocates
 // nothing.
+//
+// The hot loops are vector kernels (kernelSet): assembly on amd64 (AVX2 +
+// FMA, and AVX-512 where it pays), picked at start from the CPU's
+// features, and portable Go versions that serve other architectures and
+// every CPU when the environment has DRIFTWOOD_NOSIMD=1.
 package cpu
 
 import (

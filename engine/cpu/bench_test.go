@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -19,7 +20,7 @@ func benchModel(b *testing.B) (*Backend, *engine.Model) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	be, err := New(m, Options{MaxBatch: benchBatch})
+	be, err := New(m, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -27,7 +28,15 @@ func benchModel(b *testing.B) (*Backend, *engine.Model) {
 	return be, m
 }
 
-// BenchmarkDecode times one decode step after a 64-token prompt.
+func benchPrompt() []int32 {
+	prompt := make([]int32, 128)
+	for i := range prompt {
+		prompt[i] = int32(i * 37)
+	}
+	return prompt
+}
+
+// BenchmarkDecode times one decode step after a 128-token prompt.
 func BenchmarkDecode(b *testing.B) {
 	be, m := benchModel(b)
 	c, err := be.NewCache(512)
@@ -35,10 +44,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Fatal(err)
 	}
 	logits := make([]float32, m.Config.VocabSize)
-	prompt := make([]int32, 128)
-	for i := range prompt {
-		prompt[i] = int32(i * 37)
-	}
+	prompt := benchPrompt()
 	if err := be.Forward(c, prompt, logits); err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +58,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 }
 
-// BenchmarkPrefill times a 64-token prompt.
+// BenchmarkPrefill times a 128-token prompt.
 func BenchmarkPrefill(b *testing.B) {
 	be, m := benchModel(b)
 	c, err := be.NewCache(512)
@@ -60,10 +66,7 @@ func BenchmarkPrefill(b *testing.B) {
 		b.Fatal(err)
 	}
 	logits := make([]float32, m.Config.VocabSize)
-	prompt := make([]int32, 128)
-	for i := range prompt {
-		prompt[i] = int32(i * 37)
-	}
+	prompt := benchPrompt()
 	b.ResetTimer()
 	for range b.N {
 		c.Truncate(0)
@@ -72,4 +75,41 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(prompt))/b.Elapsed().Seconds(), "tok/s")
+}
+
+// BenchmarkGemvQ4 times the decode kernel of every kernel set on a
+// 64×2048 q4 block (group 64, bf16 scales) that stays in cache: the
+// kernels' arithmetic, without memory.
+func BenchmarkGemvQ4(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows, cols, group := 64, 2048, 64
+	w := randU32(rng, rows*cols/8)
+	scales := halfVec{u16: randHalf(rng, rows*cols/group, false)}
+	biases := halfVec{u16: randHalf(rng, rows*cols/group, false)}
+	x, xsum, out := randF32(rng, cols), randF32(rng, cols/group), make([]float32, rows)
+	for _, ks := range kernelSets {
+		b.Run(ks.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(w)))
+			for range b.N {
+				ks.gemvQ4(out, w, scales, biases, x, xsum, group)
+			}
+		})
+	}
+}
+
+// BenchmarkGemm4 times the prefill kernel of every kernel set: four rows
+// of 1024 weights against 64 inputs.
+func BenchmarkGemm4(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	k, np := 1024, 64
+	w, xT := randF32(rng, 4*k), randF32(rng, k*np)
+	out := make([]float32, 4*np)
+	for _, ks := range kernelSets {
+		b.Run(ks.name, func(b *testing.B) {
+			for range b.N {
+				ks.gemm4(out, 4, np, w, k, xT, np)
+			}
+			b.ReportMetric(float64(b.N)*float64(4*k*np)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
 }

@@ -1,36 +1,41 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
+	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 )
 
-// cacheChunk is how many positions the cache grows by at a time.
-const cacheChunk = 256
+// cacheBlock is how many positions the cache grows by at a time.
+const cacheBlock = 256
 
-// cache holds f32 keys and values, per layer laid out (kv_heads, capacity,
-// head_dim): one head's keys (or values) for consecutive positions are
-// contiguous, so attention reads them front to back in one kernel call.
+// cache holds f32 keys and values in blocks of positions that are
+// allocated as the sequence grows and never moved. A block of a layer is
+// laid out (kv_heads, block, head_dim): one head's keys (or values) for
+// consecutive positions are contiguous, so attention reads them front to
+// back, one kernel call per block.
 type cache struct {
 	n, window        int
 	kvHeads, headDim int
-	capacity         int         // positions allocated per head
-	k, v             [][]float32 // per layer
+	block            int           // positions per block
+	k, v             [][][]float32 // per layer, per block
 }
 
 var _ engine.Cache = (*cache)(nil)
 
 func newCache(layers, kvHeads, headDim, window int) *cache {
-	return &cache{window: window, kvHeads: kvHeads, headDim: headDim, k: make([][]float32, layers), v: make([][]float32, layers)}
+	return &cache{window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
+		k: make([][][]float32, layers), v: make([][][]float32, layers)}
 }
 
 func (c *cache) Len() int    { return c.n }
 func (c *cache) Window() int { return c.window }
 func (c *cache) kvDim() int  { return c.kvHeads * c.headDim }
+
+// capacity is how many positions the allocated blocks hold.
+func (c *cache) capacity() int { return len(c.k[0]) * c.block }
 
 func (c *cache) Truncate(n int) {
 	if n < 0 || n > c.n {
@@ -39,46 +44,42 @@ func (c *cache) Truncate(n int) {
 	c.n = n
 }
 
-// head returns the first n positions of kv head h in a layer's keys or
-// values.
-func (c *cache) head(layer []float32, h, n int) []float32 {
-	off := h * c.capacity * c.headDim
-	return layer[off : off+n*c.headDim]
+// span returns positions [p, p+m) of kv head h in a layer's keys or
+// values; they must lie in one block.
+func (c *cache) span(blocks [][]float32, h, p, m int) []float32 {
+	off := (h*c.block + p%c.block) * c.headDim
+	return blocks[p/c.block][off : off+m*c.headDim]
 }
 
-// reserve makes room for n positions, growing by whole chunks, so the
-// per-token path allocates only once every cacheChunk tokens.
+// reserve makes room for n positions a block at a time, so the per-token
+// path allocates only once every block of tokens.
 func (c *cache) reserve(n int) {
-	if n <= c.capacity {
-		return
+	for c.capacity() < n {
+		for l := range c.k {
+			c.k[l] = append(c.k[l], make([]float32, c.block*c.kvDim()))
+			c.v[l] = append(c.v[l], make([]float32, c.block*c.kvDim()))
+		}
 	}
-	capacity := min((n+cacheChunk-1)/cacheChunk*cacheChunk, c.window)
-	for l := range c.k {
-		c.k[l] = c.grow(c.k[l], capacity)
-		c.v[l] = c.grow(c.v[l], capacity)
-	}
-	c.capacity = capacity
-}
-
-func (c *cache) grow(s []float32, capacity int) []float32 {
-	g := make([]float32, c.kvHeads*capacity*c.headDim)
-	for h := 0; h < c.kvHeads; h++ {
-		copy(g[h*capacity*c.headDim:], c.head(s, h, c.n))
-	}
-	return g
 }
 
 // store writes the keys and values of n tokens, each (kv_heads, head_dim),
 // at positions [p, p+n) of a layer.
 func (c *cache) store(layer, p, n int, k, v []float32) {
 	hd := c.headDim
-	for h := 0; h < c.kvHeads; h++ {
-		kh, vh := c.head(c.k[layer], h, p+n)[p*hd:], c.head(c.v[layer], h, p+n)[p*hd:]
-		for b := 0; b < n; b++ {
+	for b := 0; b < n; b++ {
+		for h := 0; h < c.kvHeads; h++ {
 			src := b*c.kvDim() + h*hd
-			copy(kh[b*hd:(b+1)*hd], k[src:src+hd])
-			copy(vh[b*hd:(b+1)*hd], v[src:src+hd])
+			copy(c.span(c.k[layer], h, p+b, 1), k[src:src+hd])
+			copy(c.span(c.v[layer], h, p+b, 1), v[src:src+hd])
 		}
+	}
+}
+
+// each calls f with the spans of kv head h that hold positions [0, n), in
+// order.
+func (c *cache) each(blocks [][]float32, h, n int, f func(p int, s []float32)) {
+	for p := 0; p < n; p += c.block {
+		f(p, c.span(blocks, h, p, min(c.block, n-p)))
 	}
 }
 
@@ -93,12 +94,12 @@ func (c *cache) Export() (*engine.KVState, error) {
 	return s, nil
 }
 
-func (c *cache) exportLayer(src []float32) []byte {
+func (c *cache) exportLayer(blocks [][]float32) []byte {
 	out := make([]byte, 0, c.n*c.kvDim()*4)
 	for h := 0; h < c.kvHeads; h++ {
-		for _, v := range c.head(src, h, c.n) {
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
-		}
+		c.each(blocks, h, c.n, func(_ int, s []float32) {
+			out = append(out, unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))...)
+		})
 	}
 	return out
 }
@@ -125,22 +126,18 @@ func (c *cache) Import(s *engine.KVState) error {
 	return nil
 }
 
-func (c *cache) importLayer(dst []float32, src []byte, n int, dtype safetensors.DType) {
-	size := n * c.headDim // elements of one head
+func (c *cache) importLayer(blocks [][]float32, src []byte, n int, dtype safetensors.DType) {
 	for h := 0; h < c.kvHeads; h++ {
-		row := c.head(dst, h, n)
-		switch dtype {
-		case safetensors.F32:
-			copy(row, asF32(src[4*h*size:4*(h+1)*size]))
-		case safetensors.BF16:
-			for j := range row {
-				row[j] = bf16(binary.LittleEndian.Uint16(src[2*(h*size+j):]))
+		c.each(blocks, h, n, func(p int, s []float32) {
+			i := h*n*c.headDim + p*c.headDim // the span's first element in src
+			switch dtype {
+			case safetensors.F32:
+				copy(s, asF32(src[4*i:4*(i+len(s))]))
+			case safetensors.BF16:
+				kern.widenBF16(s, asU16(src[2*i:2*(i+len(s))]))
+			default:
+				kern.widenF16(s, asU16(src[2*i:2*(i+len(s))]))
 			}
-		default:
-			tab := f16Table()
-			for j := range row {
-				row[j] = tab[binary.LittleEndian.Uint16(src[2*(h*size+j):])]
-			}
-		}
+		})
 	}
 }

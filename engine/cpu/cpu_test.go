@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
@@ -152,7 +154,7 @@ func TestKVExportImport(t *testing.T) {
 	// position follows head 0's last.
 	native := c.(*cache)
 	got := math.Float32frombits(binary.LittleEndian.Uint32(s.K[0][4*len(ids)*32:]))
-	if want := native.head(native.k[0], 1, 1)[0]; got != want {
+	if want := native.span(native.k[0], 1, 0, 1)[0]; got != want {
 		t.Errorf("head 1 position 0 = %g, want %g", got, want)
 	}
 	restored := f.cache(t)
@@ -208,5 +210,128 @@ func TestForwardAllocatesNothing(t *testing.T) {
 		f.b.Forward(c, []int32{7}, logits)
 	}); n != 0 {
 		t.Errorf("a decode step allocated %v times", n)
+	}
+}
+
+// oddMatrices builds, from random values, a matrix of every weight format
+// with a shape the test models lack: rows not a multiple of four and more
+// columns than one chunk of the batched kernel.
+func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix {
+	vals := make([]float32, rows*cols)
+	for i := range vals {
+		vals[i] = float32(rng.NormFloat64())
+	}
+	bytesOf := func(n int, put func(b []byte, i int)) []byte {
+		b := make([]byte, n)
+		for i := range vals {
+			put(b, i)
+		}
+		return b
+	}
+	dense := map[string]*engine.Tensor{
+		"f32": {DType: safetensors.F32, Data: bytesOf(4*len(vals), func(b []byte, i int) {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(vals[i]))
+		})},
+		"bf16": {DType: safetensors.BF16, Data: bytesOf(2*len(vals), func(b []byte, i int) {
+			binary.LittleEndian.PutUint16(b[2*i:], F32ToBF16(vals[i]))
+		})},
+		"f16": {DType: safetensors.F16, Data: bytesOf(2*len(vals), func(b []byte, i int) {
+			binary.LittleEndian.PutUint16(b[2*i:], F32ToF16(vals[i]))
+		})},
+	}
+	out := map[string]matrix{}
+	for name, tt := range dense {
+		tt.Name, tt.Shape = name, []int{rows, cols}
+		m, err := newMatrix(tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = m
+		for _, bits := range []int{4, 8} {
+			group := 32
+			packed := make([]byte, rows*cols*bits/8)
+			for i := range packed {
+				packed[i] = byte(rng.Uint32())
+			}
+			groups := rows * cols / group
+			aux := func() *engine.Tensor {
+				return &engine.Tensor{DType: tt.DType, Shape: []int{rows, cols / group}, Data: tt.Data[:groups*len(tt.Data)/len(vals)]}
+			}
+			q := &engine.Tensor{Name: name, Shape: []int{rows, cols}, DType: safetensors.U32, Data: packed,
+				Bits: bits, GroupSize: group, Scales: aux(), Biases: aux()}
+			m, err := newMatrix(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[fmt.Sprintf("q%d with %s scales", bits, name)] = m
+		}
+	}
+	return out
+}
+
+// TestOddMatrices checks the single-input and batched products against
+// dequantise-then-dot for shapes the test models lack, with every kernel
+// set.
+func TestOddMatrices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	withKernels(t, func(t *testing.T) {
+		for name, m := range oddMatrices(t, rng, 7, 1152) {
+			rows, cols := m.dims()
+			for _, n := range []int{1, 2, 50} {
+				x := make([]float32, n*cols)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				got := mulAll(m, x, n)
+				row := make([]float32, cols)
+				for r := 0; r < rows; r++ {
+					m.row(row, r)
+					for b := 0; b < n; b++ {
+						want := dotGo(row, x[b*cols:])
+						var mag float64 // Σ|terms|: the scale of rounding errors
+						for i, w := range row {
+							mag += math.Abs(float64(w * x[b*cols+i]))
+						}
+						if d := math.Abs(float64(got[b*rows+r] - want)); d > 1e-5*mag {
+							t.Fatalf("%s, %d inputs: row %d input %d: kernel %g, dequantised dot %g", name, n, r, b, got[b*rows+r], want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestCacheBlocks runs the golden prompt and continuation through caches
+// of small blocks, so that attention, export and import cross block
+// boundaries, and checks them against the default cache.
+func TestCacheBlocks(t *testing.T) {
+	f := load(t, "tiny-mlx-q4", Options{MaxBatch: 8})
+	vocab := f.m.Config.VocabSize
+	ids := append(append([]int32(nil), f.g.Prompt.IDs...), f.g.Greedy.Tokens...)
+	run := func(c engine.Cache, ids []int32) []float32 {
+		logits := make([]float32, len(ids)*vocab)
+		if err := f.b.Forward(c, ids, logits); err != nil {
+			t.Fatal(err)
+		}
+		return logits
+	}
+	want := run(f.cache(t), ids)
+	small := f.cache(t).(*cache)
+	small.block = 5
+	half := len(ids) / 2
+	got := run(small, ids[:half])
+	s, err := small.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := f.cache(t).(*cache)
+	restored.block = 3
+	if err := restored.Import(s); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, run(restored, ids[half:])...)
+	if d := maxDiff(got, want); d > incrementalTol {
+		t.Errorf("blocks of 5 and 3 positions vs the default: max |Δ| = %.2g", d)
 	}
 }

@@ -175,59 +175,6 @@ f32done:
 	VZEROUPPER
 	RET
 
-// func axpyAVX2(dst, x *float32, a float32, n int)
-TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	VBROADCASTSS a+16(FP), Y15
-	MOVQ         n+24(FP), CX
-
-axpyloop32:
-	CMPQ        CX, $32
-	JLT         axpyloop8
-	VMOVUPS     (SI), Y0
-	VMOVUPS     32(SI), Y1
-	VMOVUPS     64(SI), Y2
-	VMOVUPS     96(SI), Y3
-	VFMADD213PS (DI), Y15, Y0
-	VFMADD213PS 32(DI), Y15, Y1
-	VFMADD213PS 64(DI), Y15, Y2
-	VFMADD213PS 96(DI), Y15, Y3
-	VMOVUPS     Y0, (DI)
-	VMOVUPS     Y1, 32(DI)
-	VMOVUPS     Y2, 64(DI)
-	VMOVUPS     Y3, 96(DI)
-	ADDQ        $128, SI
-	ADDQ        $128, DI
-	SUBQ        $32, CX
-	JMP         axpyloop32
-
-axpyloop8:
-	CMPQ        CX, $8
-	JLT         axpytail
-	VMOVUPS     (SI), Y0
-	VFMADD213PS (DI), Y15, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
-	JMP         axpyloop8
-
-axpytail:
-	TESTQ       CX, CX
-	JZ          axpydone
-	VMOVSS      (SI), X0
-	VFMADD213SS (DI), X15, X0
-	VMOVSS      X0, (DI)
-	ADDQ        $4, SI
-	ADDQ        $4, DI
-	DECQ        CX
-	JMP         axpytail
-
-axpydone:
-	VZEROUPPER
-	RET
-
 // func gemvBF16AVX2(out *float32, w *uint16, x *float32, rows, cols int)
 TEXT ·gemvBF16AVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
@@ -262,8 +209,8 @@ TEXT ·widenF16AVX2(SB), NOSPLIT, $0-24
 
 // func gemvTAVX2(out, w, a *float32, rows, cols int)
 //
-// out[d] = Σ_t a[t]·w[t·cols+d]: for each 32 columns (then 8, then 1) the
-// rows are walked top to bottom with that block's sums in registers.
+// out[d] += Σ_t a[t]·w[t·cols+d]: for each 32 columns (then 8, then 1)
+// the rows are walked top to bottom with that block's sums in registers.
 TEXT ·gemvTAVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -274,12 +221,12 @@ TEXT ·gemvTAVX2(SB), NOSPLIT, $0-40
 	SHLQ $2, R10          // row stride in bytes
 
 tcols32:
-	CMPQ   R11, $32
-	JLT    tcols8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	CMPQ    R11, $32
+	JLT     tcols8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
 	MOVQ   SI, BX
 	MOVQ   DX, AX
 	MOVQ   R8, CX
@@ -304,9 +251,9 @@ trow32:
 	JMP          tcols32
 
 tcols8:
-	CMPQ   R11, $8
-	JLT    tcols1
-	VXORPS Y0, Y0, Y0
+	CMPQ    R11, $8
+	JLT     tcols1
+	VMOVUPS (DI), Y0
 	MOVQ   SI, BX
 	MOVQ   DX, AX
 	MOVQ   R8, CX
@@ -327,7 +274,7 @@ trow8:
 tcols1:
 	TESTQ  R11, R11
 	JZ     tdone
-	VXORPS X0, X0, X0
+	VMOVSS (DI), X0
 	MOVQ   SI, BX
 	MOVQ   DX, AX
 	MOVQ   R8, CX

@@ -50,26 +50,24 @@ func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
 		}
 		return
 	}
-	in.np = roundUp(n, 16)
-	in.xT = buf.xT[:cols*in.np]
-	// Sixteen columns at a time: each input's cache line is read once.
+	np := roundUp(n, 16)
+	in.np, in.xT = np, buf.xT[:cols*np]
+	// Sixteen columns at a time, so that each input's cache line is read
+	// once; dst holds where each of the sixteen goes.
+	var dst [16]int
 	for i0 := 0; i0 < cols; i0 += 16 {
 		m := min(16, cols-i0)
-		for t := 0; t < in.np; t++ {
-			var src []float32
-			if t < n {
-				src = x[t*cols+i0 : t*cols+i0+m]
+		for j := range m {
+			k := i0 + j
+			if lay.nibbles {
+				k = q4Index(k)
 			}
-			for j := 0; j < m; j++ {
-				k := i0 + j
-				if lay.nibbles {
-					k = q4Index(k)
-				}
-				v := float32(0)
-				if t < n {
-					v = src[j]
-				}
-				in.xT[k*in.np+t] = v
+			dst[j] = k * np
+			clear(in.xT[dst[j]+n : dst[j]+np])
+		}
+		for t := 0; t < n; t++ {
+			for j, v := range x[t*cols+i0 : t*cols+i0+m] {
+				in.xT[dst[j]+t] = v
 			}
 		}
 	}
@@ -85,7 +83,6 @@ func sum(x []float32) float32 {
 
 // scratch is one worker's private buffers.
 type scratch struct {
-	sc, bi []float32 // scales and biases of four affine rows, as f32
 	panel  []float32 // four dequantised weight rows
 	tile   []float32 // gemm4 output: sixteen rows for each input
 	scores []float32 // attention scores over the cache
@@ -94,8 +91,6 @@ type scratch struct {
 
 func newScratch(cols, batch int) *scratch {
 	return &scratch{
-		sc:    make([]float32, 4*cols/32),
-		bi:    make([]float32, 4*cols/32),
 		panel: make([]float32, 4*cols),
 		tile:  make([]float32, 16*batch),
 	}
@@ -121,7 +116,7 @@ func gemm(m matrix, out []float32, in *input, lo, hi int, s *scratch) {
 			nr := min(16, hi-r0)
 			for r := 0; r < nr; r += 4 {
 				w, stride := m.panel(r0+r, k0, k1, s)
-				kern.gemm4(s.tile[r:], 16, in.n, false, w, stride, xT, in.np)
+				kern.gemm4(s.tile[r:], 16, in.n, w, stride, xT, in.np)
 			}
 			for t := 0; t < in.n; t++ {
 				o, tl := out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr]

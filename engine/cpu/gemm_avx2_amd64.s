@@ -14,16 +14,12 @@
 	VUNPCKHPD Y15, Y13, Y11
 
 // PUT writes lane L of reg (four rows of one input) to the input's output
-// row at DI, adding to what is there when acc is set, then steps DI to the
-// next input (AX bytes on); after the last input (CX counts them down) it
-// returns.
+// row at DI, then steps DI to the next input (AX bytes on); after the last
+// input (CX counts them down) it returns.
 #define PUT(reg, L) \
 	DECQ         CX \
 	JLT          done \
 	VEXTRACTF128 $L, reg, X12 \
-	CMPQ         acc+24(FP), $0 \
-	JEQ          2(PC) \
-	VADDPS       (DI), X12, X12 \
 	VMOVUPS      X12, (DI) \
 	ADDQ         AX, DI
 
@@ -37,21 +33,21 @@
 	PUT(Y10, 1) \
 	PUT(Y11, 1)
 
-// func gemm4AVX2(out *float32, ldo, n, acc int, w *float32, stride int, xT *float32, np, k int)
+// func gemm4AVX2(out *float32, ldo, n int, w *float32, stride int, xT *float32, np, k int)
 //
-// out[t·ldo+r] (+)= Σ_i w[r·stride+i]·xT[i·np+t] for rows r < 4 and inputs
+// out[t·ldo+r] = Σ_i w[r·stride+i]·xT[i·np+t] for rows r < 4 and inputs
 // t < n. The batch is stored input-minor (xT), so one step of i loads 16
 // inputs as two vectors, broadcasts one weight per row, and does eight
 // FMAs into eight accumulators (4 rows × 16 inputs); the loop repeats for
 // each 16 inputs. The accumulators are transposed so that each input's
 // four results go out as one 16-byte store.
-TEXT ·gemm4AVX2(SB), NOSPLIT, $0-72
+TEXT ·gemm4AVX2(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
-	MOVQ w+32(FP), SI
-	MOVQ stride+40(FP), R8
-	MOVQ xT+48(FP), DX
-	MOVQ np+56(FP), R10
-	MOVQ k+64(FP), R11
+	MOVQ w+24(FP), SI
+	MOVQ stride+32(FP), R8
+	MOVQ xT+40(FP), DX
+	MOVQ np+48(FP), R10
+	MOVQ k+56(FP), R11
 	SHLQ $2, R8
 	LEAQ (SI)(R8*1), R12
 	LEAQ (R12)(R8*1), R13

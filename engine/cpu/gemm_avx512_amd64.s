@@ -14,16 +14,12 @@
 	VUNPCKHPD Z19, Z17, Z23
 
 // PUT writes lane L of reg (four rows of one input) to the input's output
-// row at DI, adding to what is there when acc is set, then steps DI to the
-// next input (AX bytes on); after the last input (CX counts them down) it
-// returns.
+// row at DI, then steps DI to the next input (AX bytes on); after the last
+// input (CX counts them down) it returns.
 #define PUT(reg, L) \
 	DECQ          CX \
 	JLT           done \
 	VEXTRACTF32X4 $L, reg, X16 \
-	CMPQ          acc+24(FP), $0 \
-	JEQ           2(PC) \
-	VADDPS        (DI), X16, X16 \
 	VMOVUPS       X16, (DI) \
 	ADDQ          AX, DI
 
@@ -45,19 +41,19 @@
 	PUT(Z22, 3) \
 	PUT(Z23, 3)
 
-// func gemm4AVX512(out *float32, ldo, n, acc int, w *float32, stride int, xT *float32, np, k int)
+// func gemm4AVX512(out *float32, ldo, n int, w *float32, stride int, xT *float32, np, k int)
 //
 // The AVX-512 form of gemm4AVX2: one step of i loads 64 inputs as four
 // vectors, broadcasts one weight per row and does sixteen FMAs into
 // sixteen accumulators (4 rows × 64 inputs). A batch that is not a
 // multiple of 64 finishes 16 inputs at a time.
-TEXT ·gemm4AVX512(SB), NOSPLIT, $0-72
+TEXT ·gemm4AVX512(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
-	MOVQ w+32(FP), SI
-	MOVQ stride+40(FP), R8
-	MOVQ xT+48(FP), DX
-	MOVQ np+56(FP), R10
-	MOVQ k+64(FP), R11
+	MOVQ w+24(FP), SI
+	MOVQ stride+32(FP), R8
+	MOVQ xT+40(FP), DX
+	MOVQ np+48(FP), R10
+	MOVQ k+56(FP), R11
 	SHLQ $2, R8
 	LEAQ (SI)(R8*1), R12
 	LEAQ (R12)(R8*1), R13

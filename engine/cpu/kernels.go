@@ -4,9 +4,6 @@ import "math"
 
 // Kernels are free functions over slices, output first, as in llama2.c.
 
-// dot returns the dot product of a and b[:len(a)].
-func dot(a, b []float32) float32 { return kern.dot(a, b[:len(a)]) }
-
 // rmsnorm sets out = x / sqrt(mean(x²) + eps) * w.
 func rmsnorm(out, x, w []float32, eps float32) {
 	var ss float64
@@ -43,9 +40,6 @@ func add(dst, src []float32) {
 		dst[i] += src[i]
 	}
 }
-
-// axpy sets dst += a * x.
-func axpy(dst []float32, a float32, x []float32) { kern.axpy(dst, a, x[:len(dst)]) }
 
 // rope rotates each head of x (rotate-half layout: the first half of a head
 // pairs with the second) by the angles whose cosines and sines are given.

@@ -3,32 +3,26 @@ package cpu
 import (
 	"math"
 	"os"
-	"sync"
 )
 
-// kernelSet is one implementation of the vector kernels that the matrix
-// and attention code calls. goKernels is the portable reference; amd64 adds
-// AVX2 and AVX-512 sets (archKernels). Every set computes the same sums,
-// only the order of the additions differs.
+// kernelSet is one implementation of the vector kernels that the matrix,
+// attention and MLP code calls. goKernels is the portable reference; amd64
+// adds AVX2 and AVX-512 sets (archKernels). Every set computes the same
+// sums, in different orders, and exp to within 2 ulp.
 type kernelSet struct {
 	name string
-	// dot returns a·b over len(a) elements.
-	dot func(a, b []float32) float32
-	// axpy sets dst += a·x.
-	axpy func(dst []float32, a float32, x []float32)
 	// gemvF32, gemvBF16 and gemvF16 set out[r] = w[r·cols:(r+1)·cols]·x
 	// for every r < len(out), cols = len(x).
 	gemvF32  func(out, w, x []float32)
 	gemvBF16 func(out []float32, w []uint16, x []float32)
 	gemvF16  func(out []float32, w []uint16, x []float32)
-	// gemvT sets out = aᵀ·w: out[d] = Σ_t a[t]·w[t·len(out)+d].
+	// gemvT adds aᵀ·w to out: out[d] += Σ_t a[t]·w[t·len(out)+d].
 	gemvT func(out, w, a []float32)
-	// gemvQ4 and gemvQ8 add to out[r] the scaled code sums of MLX affine
-	// row r: Σ_g scales[r·G+g]·Σ_{i∈g} q[r,i]·x[i] (G = cols/group). The
-	// bias half of the affine dot is a gemv over the group sums of x.
-	// gemvQ4 reads x in nibble order (see permuteQ4).
-	gemvQ4 func(out []float32, w []uint32, scales halfVec, x []float32, group int)
-	gemvQ8 func(out []float32, w []uint32, scales halfVec, x []float32, group int)
+	// gemvQ4 and gemvQ8 set out[r] to MLX affine row r times x, as
+	// Σ_g (s·q+b)·x = Σ_g s·(q·x) + b·xsum[g], where xsum holds the sum of
+	// each group of x. gemvQ4 reads x in nibble order (see permuteQ4).
+	gemvQ4 func(out []float32, w []uint32, scales, biases halfVec, x, xsum []float32, group int)
+	gemvQ8 func(out []float32, w []uint32, scales, biases halfVec, x, xsum []float32, group int)
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
 	swiglu func(gate, up []float32)
 	// expSum sets x[i] = exp(x[i]-m) and returns the sum.
@@ -36,37 +30,35 @@ type kernelSet struct {
 	// widenBF16 and widenF16 convert src to dst[:len(src)].
 	widenBF16 func(dst []float32, src []uint16)
 	widenF16  func(dst []float32, src []uint16)
-	// dequantQ4 and dequantQ8 expand len(scales)/G affine rows into dst
-	// (rows, cols), q4 in nibble order: dst = scale·q + bias.
-	dequantQ4 func(dst []float32, w []uint32, scales, biases []float32, group int)
-	dequantQ8 func(dst []float32, w []uint32, scales, biases []float32, group int)
+	// dequantQ4 and dequantQ8 expand rows of MLX affine weights to
+	// scale·q + bias, q4 in nibble order: for rows r < n of kw weights,
+	// row r's codes start at w[r·wstride] and its scales and biases at
+	// index r·sstride, and it goes to dst[r·kw:(r+1)·kw]. They may
+	// prefetch the four rows after.
+	dequantQ4 func(dst []float32, kw int, w []uint32, wstride int, scales, biases halfVec, sstride, n, group int)
+	dequantQ8 func(dst []float32, kw int, w []uint32, wstride int, scales, biases halfVec, sstride, n, group int)
 	// gemm4 multiplies four rows with a batch stored input-minor: for
-	// r < 4 and t < n, out[t·ldo+r] = Σ_{i<k} w[r·stride+i]·xT[i·np+t],
-	// or += when acc; k = len(xT)/np, np a multiple of 16 and at least n.
-	gemm4 func(out []float32, ldo, n int, acc bool, w []float32, stride int, xT []float32, np int)
+	// r < 4 and t < n, out[t·ldo+r] = Σ_{i<k} w[r·stride+i]·xT[i·np+t];
+	// k = len(xT)/np, np a multiple of 16 and at least n.
+	gemm4 func(out []float32, ldo, n int, w []float32, stride int, xT []float32, np int)
 }
 
-// kern is the kernel set in use: the fastest one the CPU runs, or
-// goKernels when DRIFTWOOD_NOSIMD=1.
-var kern = chooseKernels()
+// kernelSets lists goKernels and every set this CPU runs, slowest first.
+var kernelSets = append([]kernelSet{goKernels}, archKernels()...)
 
-// kernelSets lists goKernels and every set this CPU can run, slowest first.
-var kernelSets = sync.OnceValue(func() []kernelSet {
-	return append([]kernelSet{goKernels}, archKernels()...)
-})
+// kern is the kernel set in use: the fastest one the CPU runs, or the
+// portable one when the environment has DRIFTWOOD_NOSIMD=1 (read once, at
+// start).
+var kern = kernelSets[len(kernelSets)-1]
 
-func chooseKernels() kernelSet {
-	sets := kernelSets()
+func init() {
 	if os.Getenv("DRIFTWOOD_NOSIMD") == "1" {
-		return sets[0]
+		kern = goKernels
 	}
-	return sets[len(sets)-1]
 }
 
 var goKernels = kernelSet{
 	name:      "go",
-	dot:       dotGo,
-	axpy:      axpyGo,
 	gemvF32:   gemvF32Go,
 	gemvBF16:  gemvBF16Go,
 	gemvF16:   gemvF16Go,
@@ -149,7 +141,6 @@ func gemvF16Go(out []float32, w []uint16, x []float32) {
 }
 
 func gemvTGo(out, w, a []float32) {
-	clear(out)
 	for t, v := range a {
 		axpyGo(out, v, w[t*len(out):(t+1)*len(out)])
 	}
@@ -172,7 +163,7 @@ func permuteQ4(dst, x []float32) {
 // q4Index is the position of element k of a row in nibble order.
 func q4Index(k int) int { return k&^31 + k&31>>1 + k&1*16 }
 
-func gemvQ4Go(out []float32, w []uint32, scales halfVec, x []float32, group int) {
+func gemvQ4Go(out []float32, w []uint32, scales, biases halfVec, x, xsum []float32, group int) {
 	cols := len(x)
 	wpr, groups := cols/8, cols/group
 	for r := range out {
@@ -190,13 +181,13 @@ func gemvQ4Go(out []float32, w []uint32, scales halfVec, x []float32, group int)
 						float32(v>>20&15)*hi[2] + float32(v>>28)*hi[3]
 				}
 			}
-			sum += scales.at(r*groups+g) * qx
+			sum += scales.at(r*groups+g)*qx + biases.at(r*groups+g)*xsum[g]
 		}
-		out[r] += sum
+		out[r] = sum
 	}
 }
 
-func gemvQ8Go(out []float32, w []uint32, scales halfVec, x []float32, group int) {
+func gemvQ8Go(out []float32, w []uint32, scales, biases halfVec, x, xsum []float32, group int) {
 	cols := len(x)
 	wpr, groups := cols/4, cols/group
 	for r := range out {
@@ -209,9 +200,9 @@ func gemvQ8Go(out []float32, w []uint32, scales halfVec, x []float32, group int)
 				qx += float32(v&255)*xx[0] + float32(v>>8&255)*xx[1] +
 					float32(v>>16&255)*xx[2] + float32(v>>24)*xx[3]
 			}
-			sum += scales.at(r*groups+g) * qx
+			sum += scales.at(r*groups+g)*qx + biases.at(r*groups+g)*xsum[g]
 		}
-		out[r] += sum
+		out[r] = sum
 	}
 }
 
@@ -246,33 +237,39 @@ func widenF16Go(dst []float32, src []uint16) {
 	}
 }
 
-func dequantQ4Go(dst []float32, w []uint32, scales, biases []float32, group int) {
-	for g, s := range scales {
-		b := biases[g]
-		for c := g * group; c < (g+1)*group; c += 32 {
-			d := dst[c : c+32]
-			for j, v := range w[c/8 : c/8+4] {
-				for k := 0; k < 4; k++ {
-					d[4*j+k] = s*float32(v>>(8*k)&15) + b
-					d[16+4*j+k] = s*float32(v>>(8*k+4)&15) + b
+func dequantQ4Go(dst []float32, kw int, w []uint32, wstride int, scales, biases halfVec, sstride, n, group int) {
+	for r := 0; r < n; r++ {
+		d, words := dst[r*kw:(r+1)*kw], w[r*wstride:]
+		for g := 0; g < kw/group; g++ {
+			s, b := scales.at(r*sstride+g), biases.at(r*sstride+g)
+			for c := g * group; c < (g+1)*group; c += 32 {
+				dc := d[c : c+32]
+				for j, v := range words[c/8 : c/8+4] {
+					for k := 0; k < 4; k++ {
+						dc[4*j+k] = s*float32(v>>(8*k)&15) + b
+						dc[16+4*j+k] = s*float32(v>>(8*k+4)&15) + b
+					}
 				}
 			}
 		}
 	}
 }
 
-func dequantQ8Go(dst []float32, w []uint32, scales, biases []float32, group int) {
-	for g, s := range scales {
-		b := biases[g]
-		for i, v := range w[g*group/4 : (g+1)*group/4] {
-			d := dst[g*group+4*i : g*group+4*i+4]
-			d[0], d[1] = s*float32(v&255)+b, s*float32(v>>8&255)+b
-			d[2], d[3] = s*float32(v>>16&255)+b, s*float32(v>>24)+b
+func dequantQ8Go(dst []float32, kw int, w []uint32, wstride int, scales, biases halfVec, sstride, n, group int) {
+	for r := 0; r < n; r++ {
+		d, words := dst[r*kw:(r+1)*kw], w[r*wstride:]
+		for g := 0; g < kw/group; g++ {
+			s, b := scales.at(r*sstride+g), biases.at(r*sstride+g)
+			for i, v := range words[g*group/4 : (g+1)*group/4] {
+				dc := d[g*group+4*i : g*group+4*i+4]
+				dc[0], dc[1] = s*float32(v&255)+b, s*float32(v>>8&255)+b
+				dc[2], dc[3] = s*float32(v>>16&255)+b, s*float32(v>>24)+b
+			}
 		}
 	}
 }
 
-func gemm4Go(out []float32, ldo, n int, acc bool, w []float32, stride int, xT []float32, np int) {
+func gemm4Go(out []float32, ldo, n int, w []float32, stride int, xT []float32, np int) {
 	k := len(xT) / np
 	for r := 0; r < 4; r++ {
 		row := w[r*stride : r*stride+k]
@@ -280,9 +277,6 @@ func gemm4Go(out []float32, ldo, n int, acc bool, w []float32, stride int, xT []
 			var s float32
 			for i, v := range row {
 				s += v * xT[i*np+t]
-			}
-			if acc {
-				s += out[t*ldo+r]
 			}
 			out[t*ldo+r] = s
 		}

@@ -98,8 +98,8 @@ func (b *Backend) matmul(x []float32, n int, parts ...part) {
 		}
 		b.mm.ins[i] = &st.ins[k]
 	}
-	// Shares of whole cache lines of output, so workers never write the
-	// same line.
+	// Pieces of 16 rows: whole cache lines of output, so that workers
+	// never write the same line, and whole blocks for gemm.
 	b.pool.parallel(&b.mm, total, 16)
 }
 
@@ -121,6 +121,7 @@ func (j *attnJob) run(lo, hi, worker int) {
 	qDim := j.heads * j.hd
 	scale := float32(1 / math.Sqrt(float64(j.hd)))
 	q := s.q[:j.hd]
+	keys, vals := j.c.k[j.layer], j.c.v[j.layer]
 	for i := lo; i < hi; i++ {
 		b, h := i/j.heads, i%j.heads
 		n := j.p0 + b + 1 // positions this token sees
@@ -129,9 +130,17 @@ func (j *attnJob) run(lo, hi, worker int) {
 			q[d] = v * scale
 		}
 		sc := s.scores[:n]
-		kern.gemvF32(sc, j.c.head(j.c.k[j.layer], g, n), q)
+		for p := 0; p < n; p += j.c.block {
+			m := min(j.c.block, n-p)
+			kern.gemvF32(sc[p:p+m], j.c.span(keys, g, p, m), q)
+		}
 		softmax(sc)
-		kern.gemvT(j.out[b*qDim+h*j.hd:][:j.hd], j.c.head(j.c.v[j.layer], g, n), sc)
+		out := j.out[b*qDim+h*j.hd:][:j.hd]
+		clear(out)
+		for p := 0; p < n; p += j.c.block {
+			m := min(j.c.block, n-p)
+			kern.gemvT(out, j.c.span(vals, g, p, m), sc[p:p+m])
+		}
 	}
 }
 
@@ -148,8 +157,8 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 
 	c.reserve(p0 + n)
 	for _, s := range st.scr {
-		if len(s.scores) < c.capacity {
-			s.scores = make([]float32, c.capacity)
+		if len(s.scores) < c.capacity() {
+			s.scores = make([]float32, c.capacity())
 		}
 	}
 	for i, t := range tokens {

@@ -20,51 +20,19 @@ func archKernels() []kernelSet {
 	return sets
 }
 
-// The wrappers below check the slice lengths that the assembly trusts.
-
 var avx2Kernels = kernelSet{
-	name: "avx2",
-	dot: func(a, b []float32) float32 {
-		var s float32
-		if len(a) > 0 {
-			_ = b[len(a)-1]
-			gemvF32AVX2(&s, &a[0], &b[0], 1, len(a))
-		}
-		return s
-	},
-	axpy: func(dst []float32, a float32, x []float32) {
-		if len(dst) > 0 {
-			_ = x[len(dst)-1]
-			axpyAVX2(&dst[0], &x[0], a, len(dst))
-		}
-	},
-	gemvF32: func(out, w, x []float32) {
-		if checkGemv(out, len(w), x) {
-			gemvF32AVX2(&out[0], &w[0], &x[0], len(out), len(x))
-		}
-	},
+	name:     "avx2",
+	gemvF32:  asmGemv(gemvF32AVX2),
+	gemvBF16: asmGemv(gemvBF16AVX2),
+	gemvF16:  asmGemv(gemvF16AVX2),
 	gemvT: func(out, w, a []float32) {
-		if len(a) == 0 {
-			clear(out)
-			return
-		}
-		if len(out) > 0 {
+		if len(a) > 0 && len(out) > 0 {
 			_ = w[len(a)*len(out)-1]
 			gemvTAVX2(&out[0], &w[0], &a[0], len(a), len(out))
 		}
 	},
-	gemvBF16: func(out []float32, w []uint16, x []float32) {
-		if checkGemv(out, len(w), x) {
-			gemvBF16AVX2(&out[0], &w[0], &x[0], len(out), len(x))
-		}
-	},
-	gemvF16: func(out []float32, w []uint16, x []float32) {
-		if checkGemv(out, len(w), x) {
-			gemvF16AVX2(&out[0], &w[0], &x[0], len(out), len(x))
-		}
-	},
-	gemvQ4: affineAVX2[0].gemv,
-	gemvQ8: affineAVX2[1].gemv,
+	gemvQ4: affineGemv{4, [3]affineAsm{gemvQ4SF32AVX2, gemvQ4SBF16AVX2, gemvQ4SF16AVX2}}.gemv,
+	gemvQ8: affineGemv{8, [3]affineAsm{gemvQ8SF32AVX2, gemvQ8SBF16AVX2, gemvQ8SF16AVX2}}.gemv,
 	swiglu: func(gate, up []float32) {
 		n := len(gate) &^ 7
 		if n > 0 {
@@ -81,92 +49,129 @@ var avx2Kernels = kernelSet{
 		}
 		return sum + expSumGo(x[n:], m)
 	},
-	widenBF16: func(dst []float32, src []uint16) {
-		if len(src) > 0 {
-			_ = dst[len(src)-1]
-			widenBF16AVX2(&dst[0], &src[0], len(src))
-		}
-	},
-	widenF16: func(dst []float32, src []uint16) {
-		if len(src) > 0 {
-			_ = dst[len(src)-1]
-			widenF16AVX2(&dst[0], &src[0], len(src))
-		}
-	},
-	dequantQ4: func(dst []float32, w []uint32, scales, biases []float32, group int) {
-		if checkDequant(len(dst), len(w), len(scales), len(biases), group, 4) {
-			dequantQ4AVX2(&dst[0], &w[0], &scales[0], &biases[0], len(scales), group)
-		}
-	},
-	dequantQ8: func(dst []float32, w []uint32, scales, biases []float32, group int) {
-		if checkDequant(len(dst), len(w), len(scales), len(biases), group, 8) {
-			dequantQ8AVX2(&dst[0], &w[0], &scales[0], &biases[0], len(scales), group)
-		}
-	},
-	gemm4: asmGemm4(gemm4AVX2),
+	widenBF16: asmWiden(widenBF16AVX2),
+	widenF16:  asmWiden(widenF16AVX2),
+	dequantQ4: affineDequant{4, [3]dequantAsm{dequantQ4SF32AVX2, dequantQ4SBF16AVX2, dequantQ4SF16AVX2}}.dequant,
+	dequantQ8: affineDequant{8, [3]dequantAsm{dequantQ8SF32AVX2, dequantQ8SBF16AVX2, dequantQ8SF16AVX2}}.dequant,
+	gemm4:     asmGemm4(gemm4AVX2),
 }
 
-// checkGemv reports whether there is work, and panics unless w holds
-// len(out) rows of len(x) weights.
-func checkGemv(out []float32, nw int, x []float32) bool {
-	if len(out) == 0 {
-		return false
+// The asm constructors below wrap assembly kernels, checking the slice
+// lengths that the assembly trusts.
+
+func asmGemv[T float32 | uint16](f func(out *float32, w *T, x *float32, rows, cols int)) func([]float32, []T, []float32) {
+	return func(out []float32, w []T, x []float32) {
+		if len(out) == 0 {
+			return
+		}
+		if len(x) == 0 {
+			clear(out)
+			return
+		}
+		if len(w) < len(out)*len(x) {
+			panic("cpu: gemv weights shorter than rows×cols")
+		}
+		f(&out[0], &w[0], &x[0], len(out), len(x))
 	}
-	if len(x) == 0 {
-		clear(out)
-		return false
-	}
-	if nw < len(out)*len(x) {
-		panic("cpu: gemv weights shorter than rows×cols")
-	}
-	return true
 }
 
-// affineGemv is the assembly of an affine gemv kernel, one function per
-// scale dtype: f32, bf16, f16.
+func asmWiden(f func(dst *float32, src *uint16, n int)) func([]float32, []uint16) {
+	return func(dst []float32, src []uint16) {
+		if len(src) > 0 {
+			_ = dst[len(src)-1]
+			f(&dst[0], &src[0], len(src))
+		}
+	}
+}
+
+// halfKind numbers a halfVec's dtype as the affine kernels' arrays of
+// assembly do: f32, bf16, f16.
+func halfKind(h halfVec) int {
+	switch {
+	case h.f32 != nil:
+		return 0
+	case h.f16:
+		return 2
+	}
+	return 1
+}
+
+func halfPtr(h halfVec) unsafe.Pointer {
+	if h.f32 != nil {
+		return unsafe.Pointer(&h.f32[0])
+	}
+	return unsafe.Pointer(&h.u16[0])
+}
+
+// affineAsm is an affine gemv kernel for one dtype of scales and biases.
+type affineAsm func(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
+
+// affineGemv holds an affine gemv kernel's assembly for each dtype of
+// scales and biases (halfKind).
 type affineGemv struct {
 	bits int
-	asm  [3]func(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+	asm  [3]affineAsm
 }
 
-var affineAVX2 = [2]affineGemv{
-	{4, [3]func(*float32, *uint32, unsafe.Pointer, *float32, int, int, int){gemvQ4SF32AVX2, gemvQ4SBF16AVX2, gemvQ4SF16AVX2}},
-	{8, [3]func(*float32, *uint32, unsafe.Pointer, *float32, int, int, int){gemvQ8SF32AVX2, gemvQ8SBF16AVX2, gemvQ8SF16AVX2}},
-}
-
-func (a *affineGemv) gemv(out []float32, w []uint32, scales halfVec, x []float32, group int) {
+func (a affineGemv) gemv(out []float32, w []uint32, scales, biases halfVec, x, xsum []float32, group int) {
 	rows, cols := len(out), len(x)
-	if rows == 0 || cols == 0 {
+	if rows == 0 {
 		return
 	}
-	if group <= 0 || group%32 != 0 || cols%group != 0 || len(w) < rows*cols*a.bits/32 || scales.len() < rows*cols/group {
+	if group <= 0 || group%32 != 0 || cols == 0 || cols%group != 0 || len(w) < rows*cols*a.bits/32 ||
+		scales.len() < rows*cols/group || biases.len() < rows*cols/group || len(xsum) < cols/group {
 		panic("cpu: affine gemv operands do not match")
 	}
-	switch {
-	case scales.f32 != nil:
-		a.asm[0](&out[0], &w[0], unsafe.Pointer(&scales.f32[0]), &x[0], rows, cols, group)
-	case scales.f16:
-		a.asm[2](&out[0], &w[0], unsafe.Pointer(&scales.u16[0]), &x[0], rows, cols, group)
-	default:
-		a.asm[1](&out[0], &w[0], unsafe.Pointer(&scales.u16[0]), &x[0], rows, cols, group)
+	k := halfKind(scales)
+	if halfKind(biases) != k {
+		// Scales and biases in different dtypes (no checkpoint seen does
+		// this) take the portable kernel.
+		gemv := goKernels.gemvQ4
+		if a.bits == 8 {
+			gemv = goKernels.gemvQ8
+		}
+		gemv(out, w, scales, biases, x, xsum, group)
+		return
 	}
+	a.asm[k](&out[0], &w[0], halfPtr(scales), halfPtr(biases), &x[0], &xsum[0], rows, cols, group)
 }
 
-// checkDequant is checkAffine for dequantising len(scales) groups.
-func checkDequant(dst, words, scales, biases, group, bits int) bool {
-	if scales == 0 {
-		return false
+// dequantAsm is an affine dequantisation kernel for one dtype of scales
+// and biases.
+type dequantAsm func(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+// affineDequant holds an affine dequantisation kernel's assembly for each
+// dtype of scales and biases (halfKind).
+type affineDequant struct {
+	bits int
+	asm  [3]dequantAsm
+}
+
+func (a affineDequant) dequant(dst []float32, kw int, w []uint32, wstride int, scales, biases halfVec, sstride, n, group int) {
+	if n <= 0 || kw <= 0 {
+		return
 	}
-	if group <= 0 || group%32 != 0 || biases < scales || dst < scales*group || words < scales*group*bits/32 {
+	last := (n-1)*sstride + kw/group
+	if group <= 0 || group%32 != 0 || kw%group != 0 || len(dst) < n*kw || len(w) < (n-1)*wstride+kw*a.bits/32 ||
+		scales.len() < last || biases.len() < last {
 		panic("cpu: affine dequantisation operands do not match")
 	}
-	return true
+	k := halfKind(scales)
+	if halfKind(biases) != k {
+		// Scales and biases in different dtypes (no checkpoint seen does
+		// this) take the portable kernel.
+		dequant := goKernels.dequantQ4
+		if a.bits == 8 {
+			dequant = goKernels.dequantQ8
+		}
+		dequant(dst, kw, w, wstride, scales, biases, sstride, n, group)
+		return
+	}
+	a.asm[k](&dst[0], kw, &w[0], wstride, halfPtr(scales), halfPtr(biases), sstride, n, group)
 }
 
-// asmGemm4 wraps a gemm4 assembly function, checking the operands it
-// trusts.
-func asmGemm4(f func(out *float32, ldo, n, acc int, w *float32, stride int, xT *float32, np, k int)) func([]float32, int, int, bool, []float32, int, []float32, int) {
-	return func(out []float32, ldo, n int, acc bool, w []float32, stride int, xT []float32, np int) {
+func asmGemm4(f func(out *float32, ldo, n int, w *float32, stride int, xT *float32, np, k int)) func([]float32, int, int, []float32, int, []float32, int) {
+	return func(out []float32, ldo, n int, w []float32, stride int, xT []float32, np int) {
 		if n <= 0 {
 			return
 		}
@@ -175,21 +180,15 @@ func asmGemm4(f func(out *float32, ldo, n, acc int, w *float32, stride int, xT *
 		}
 		k := len(xT) / np
 		if k == 0 {
-			if !acc {
-				for t := 0; t < n; t++ {
-					clear(out[t*ldo : t*ldo+4])
-				}
+			for t := 0; t < n; t++ {
+				clear(out[t*ldo : t*ldo+4])
 			}
 			return
 		}
 		if stride < k || len(w) < 3*stride+k {
 			panic("cpu: gemm4 weights too short")
 		}
-		a := 0
-		if acc {
-			a = 1
-		}
-		f(&out[0], ldo, n, a, &w[0], stride, &xT[0], np, k)
+		f(&out[0], ldo, n, &w[0], stride, &xT[0], np, k)
 	}
 }
 
@@ -200,14 +199,15 @@ func asmGemm4(f func(out *float32, ldo, n, acc int, w *float32, stride int, xT *
 //go:noescape
 func prefetch(p unsafe.Pointer, n int)
 
+// AVX2 kernels: dense_avx2_amd64.s, affine_avx2_amd64.s, exp_avx2_amd64.s,
+// gemm_avx2_amd64.s. The affine ones (gemvQ4S…, dequantQ8S…) come in one
+// form per dtype of scales: f32, bf16, f16.
+
 //go:noescape
 func gemvF32AVX2(out, w, x *float32, rows, cols int)
 
 //go:noescape
 func gemvTAVX2(out, w, a *float32, rows, cols int)
-
-//go:noescape
-func axpyAVX2(dst, x *float32, a float32, n int)
 
 //go:noescape
 func gemvBF16AVX2(out *float32, w *uint16, x *float32, rows, cols int)
@@ -228,28 +228,40 @@ func widenBF16AVX2(dst *float32, src *uint16, n int)
 func widenF16AVX2(dst *float32, src *uint16, n int)
 
 //go:noescape
-func gemvQ4SF32AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ4SF32AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ4SBF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ4SBF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ4SF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ4SF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ8SF32AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ8SF32AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ8SBF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ8SBF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ8SF16AVX2(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ8SF16AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func dequantQ4AVX2(dst *float32, w *uint32, scales, biases *float32, n, group int)
+func dequantQ4SF32AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
 
 //go:noescape
-func dequantQ8AVX2(dst *float32, w *uint32, scales, biases *float32, n, group int)
+func dequantQ4SBF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
 
 //go:noescape
-func gemm4AVX2(out *float32, ldo, n, acc int, w *float32, stride int, xT *float32, np, k int)
+func dequantQ4SF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+//go:noescape
+func dequantQ8SF32AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+//go:noescape
+func dequantQ8SBF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+//go:noescape
+func dequantQ8SF16AVX2(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+//go:noescape
+func gemm4AVX2(out *float32, ldo, n int, w *float32, stride int, xT *float32, np, k int)

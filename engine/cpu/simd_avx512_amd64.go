@@ -2,55 +2,55 @@ package cpu
 
 import "unsafe"
 
-// avx512Kernels replaces the AVX2 kernels whose loops are bound by
-// arithmetic: the affine ones and gemm4.
+// avx512Kernels is the AVX2 set with AVX-512 forms of the kernels that are
+// bound by arithmetic rather than memory: the affine ones and gemm4
+// (affine_avx512_amd64.s, gemm_avx512_amd64.s).
 var avx512Kernels = func() kernelSet {
 	ks := avx2Kernels
 	ks.name = "avx512"
-	ks.gemvQ4 = affineAVX512[0].gemv
-	ks.gemvQ8 = affineAVX512[1].gemv
-	ks.dequantQ4 = func(dst []float32, w []uint32, scales, biases []float32, group int) {
-		if checkDequant(len(dst), len(w), len(scales), len(biases), group, 4) {
-			dequantQ4AVX512(&dst[0], &w[0], &scales[0], &biases[0], len(scales), group)
-		}
-	}
-	ks.dequantQ8 = func(dst []float32, w []uint32, scales, biases []float32, group int) {
-		if checkDequant(len(dst), len(w), len(scales), len(biases), group, 8) {
-			dequantQ8AVX512(&dst[0], &w[0], &scales[0], &biases[0], len(scales), group)
-		}
-	}
+	ks.gemvQ4 = affineGemv{4, [3]affineAsm{gemvQ4SF32AVX512, gemvQ4SBF16AVX512, gemvQ4SF16AVX512}}.gemv
+	ks.gemvQ8 = affineGemv{8, [3]affineAsm{gemvQ8SF32AVX512, gemvQ8SBF16AVX512, gemvQ8SF16AVX512}}.gemv
+	ks.dequantQ4 = affineDequant{4, [3]dequantAsm{dequantQ4SF32AVX512, dequantQ4SBF16AVX512, dequantQ4SF16AVX512}}.dequant
+	ks.dequantQ8 = affineDequant{8, [3]dequantAsm{dequantQ8SF32AVX512, dequantQ8SBF16AVX512, dequantQ8SF16AVX512}}.dequant
 	ks.gemm4 = asmGemm4(gemm4AVX512)
 	return ks
 }()
 
-var affineAVX512 = [2]affineGemv{
-	{4, [3]func(*float32, *uint32, unsafe.Pointer, *float32, int, int, int){gemvQ4SF32AVX512, gemvQ4SBF16AVX512, gemvQ4SF16AVX512}},
-	{8, [3]func(*float32, *uint32, unsafe.Pointer, *float32, int, int, int){gemvQ8SF32AVX512, gemvQ8SBF16AVX512, gemvQ8SF16AVX512}},
-}
+//go:noescape
+func gemvQ4SF32AVX512(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ4SF32AVX512(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ4SBF16AVX512(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ4SBF16AVX512(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ4SF16AVX512(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ4SF16AVX512(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ8SF32AVX512(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ8SF32AVX512(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ8SBF16AVX512(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ8SBF16AVX512(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func gemvQ8SF16AVX512(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)
 
 //go:noescape
-func gemvQ8SF16AVX512(out *float32, w *uint32, scales unsafe.Pointer, x *float32, rows, cols, group int)
+func dequantQ4SF32AVX512(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
 
 //go:noescape
-func dequantQ4AVX512(dst *float32, w *uint32, scales, biases *float32, n, group int)
+func dequantQ4SBF16AVX512(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
 
 //go:noescape
-func dequantQ8AVX512(dst *float32, w *uint32, scales, biases *float32, n, group int)
+func dequantQ4SF16AVX512(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
 
 //go:noescape
-func gemm4AVX512(out *float32, ldo, n, acc int, w *float32, stride int, xT *float32, np, k int)
+func dequantQ8SF32AVX512(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+//go:noescape
+func dequantQ8SBF16AVX512(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+//go:noescape
+func dequantQ8SF16AVX512(dst *float32, kw int, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, group int)
+
+//go:noescape
+func gemm4AVX512(out *float32, ldo, n int, w *float32, stride int, xT *float32, np, k int)

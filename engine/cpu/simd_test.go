@@ -11,7 +11,7 @@ import (
 // first), with kern swapped in.
 func withKernels(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	for _, ks := range kernelSets() {
+	for _, ks := range kernelSets {
 		t.Run(ks.name, func(t *testing.T) {
 			saved := kern
 			kern = ks
@@ -71,16 +71,10 @@ var oddSizes = []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257
 func TestKernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 8))
 	ref := goKernels
-	for _, ks := range kernelSets()[1:] {
+	for _, ks := range kernelSets[1:] {
 		t.Run(ks.name, func(t *testing.T) {
 			for _, n := range oddSizes {
 				a, b := randF32(rng, n), randF32(rng, n)
-				agree(t, fmt.Sprint("dot ", n), []float32{ks.dot(a, b)}, []float32{ref.dot(a, b)}, n)
-				d1, d2 := randF32(rng, n), make([]float32, n)
-				copy(d2, d1)
-				ks.axpy(d1, 0.7, a)
-				ref.axpy(d2, 0.7, a)
-				agree(t, fmt.Sprint("axpy ", n), d1, d2, 1)
 				g1, g2 := randF32(rng, n), make([]float32, n)
 				for i := range g1 {
 					g1[i] *= 10 // past exp's range at the extremes
@@ -114,7 +108,8 @@ func TestKernelsAgree(t *testing.T) {
 					ks.gemvF32(o1, w, x)
 					ref.gemvF32(o2, w, x)
 					agree(t, fmt.Sprint("gemvF32 ", rows, "×", cols), o1, o2, cols)
-					a, t1, t2 := randF32(rng, rows), make([]float32, cols), make([]float32, cols)
+					a, t1 := randF32(rng, rows), randF32(rng, cols)
+					t2 := append([]float32(nil), t1...)
 					ks.gemvT(t1, w, a)
 					ref.gemvT(t2, w, a)
 					agree(t, fmt.Sprint("gemvT ", rows, "×", cols), t1, t2, rows)
@@ -133,48 +128,61 @@ func TestKernelsAgree(t *testing.T) {
 				for _, k := range []int{0, 1, 3, 17, 64} {
 					n, ldo, stride := np-5, 7, k+5
 					w, xT := randF32(rng, 4*stride), randF32(rng, k*np)
-					for _, acc := range []bool{false, true} {
-						o1 := randF32(rng, n*ldo)
-						o2 := append([]float32(nil), o1...)
-						ks.gemm4(o1, ldo, n, acc, w, stride, xT, np)
-						ref.gemm4(o2, ldo, n, acc, w, stride, xT, np)
-						agree(t, fmt.Sprint("gemm4 np=", np, " k=", k, " acc=", acc), o1, o2, k)
-					}
+					o1 := randF32(rng, n*ldo)
+					o2 := append([]float32(nil), o1...)
+					ks.gemm4(o1, ldo, n, w, stride, xT, np)
+					ref.gemm4(o2, ldo, n, w, stride, xT, np)
+					agree(t, fmt.Sprint("gemm4 np=", np, " k=", k), o1, o2, k)
 				}
 			}
 		})
 	}
 }
 
+// halves returns n random scales (or biases) in each dtype an affine
+// matrix may store them in.
+func halves(rng *rand.Rand, n int) []halfVec {
+	return []halfVec{
+		{f32: randF32(rng, n)},
+		{u16: randHalf(rng, n, false)},
+		{u16: randHalf(rng, n, true), f16: true},
+	}
+}
+
 func testAffineKernels(t *testing.T, rng *rand.Rand, ks kernelSet) {
 	ref := goKernels
 	for _, bits := range []int{4, 8} {
+		gemv, refGemv, dequant, refDequant := ks.gemvQ4, ref.gemvQ4, ks.dequantQ4, ref.dequantQ4
+		if bits == 8 {
+			gemv, refGemv, dequant, refDequant = ks.gemvQ8, ref.gemvQ8, ks.dequantQ8, ref.dequantQ8
+		}
 		for _, group := range []int{32, 64, 128} {
 			for _, cols := range []int{group, 2 * group, 3 * group} {
 				for _, rows := range []int{1, 3, 17} {
 					what := fmt.Sprintf("q%d group %d, %d×%d", bits, group, rows, cols)
 					w := randU32(rng, rows*cols*bits/32)
-					scales, biases := randF32(rng, rows*cols/group), randF32(rng, rows*cols/group)
 					x := randF32(rng, cols)
-					d1, d2 := make([]float32, rows*cols), make([]float32, rows*cols)
-					gemv, refGemv, dequant, refDequant := ks.gemvQ4, ref.gemvQ4, ks.dequantQ4, ref.dequantQ4
-					if bits == 8 {
-						gemv, refGemv, dequant, refDequant = ks.gemvQ8, ref.gemvQ8, ks.dequantQ8, ref.dequantQ8
-					}
-					dequant(d1, w, scales, biases, group)
-					refDequant(d2, w, scales, biases, group)
-					agree(t, "dequant "+what, d1, d2, 1)
-					for _, sc := range []halfVec{
-						{f32: scales},
-						{u16: randHalf(rng, len(scales), false)},
-						{u16: randHalf(rng, len(scales), true), f16: true},
-					} {
-						o1 := randF32(rng, rows)
-						o2 := append([]float32(nil), o1...)
-						gemv(o1, w, sc, x, group)
-						refGemv(o2, w, sc, x, group)
-						// Codes reach 255, so sums are larger than unit size.
-						agree(t, fmt.Sprintf("gemv %s, f32 scales %v, f16 %v", what, sc.f32 != nil, sc.f16), o1, o2, cols*1<<bits)
+					biases, xsum := halves(rng, rows*cols/group), randF32(rng, cols/group)
+					for i, sc := range halves(rng, rows*cols/group) {
+						for _, bi := range []halfVec{biases[i], biases[(i+1)%3]} {
+							o1, o2 := make([]float32, rows), make([]float32, rows)
+							gemv(o1, w, sc, bi, x, xsum, group)
+							refGemv(o2, w, sc, bi, x, xsum, group)
+							// Codes reach 255, so sums are larger than unit size.
+							agree(t, fmt.Sprintf("gemv %s, scales %d", what, i), o1, o2, cols*1<<bits)
+						}
+
+						// Columns [group, cols) of up to four rows.
+						n, kw := min(rows, 4), cols-group
+						d1, d2 := make([]float32, n*kw), make([]float32, n*kw)
+						wpr, groups := cols*bits/32, cols/group
+						ws, ss := w[group*bits/32:], sc.slice(1, sc.len())
+						for _, bi := range []halfVec{biases[i], biases[(i+1)%3]} {
+							bs := bi.slice(1, bi.len())
+							dequant(d1, kw, ws, wpr, ss, bs, groups, n, group)
+							refDequant(d2, kw, ws, wpr, ss, bs, groups, n, group)
+							agree(t, fmt.Sprintf("dequant %s, scales %d", what, i), d1, d2, 1)
+						}
 					}
 				}
 			}
