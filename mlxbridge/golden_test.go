@@ -1,7 +1,6 @@
 package mlxbridge
 
 import (
-	"math"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -12,8 +11,8 @@ import (
 // Tolerances from testdata's README for float32 activations (which this
 // backend keeps, also for bf16/f16 weights and scales).
 const (
-	logitTol       = 1e-3
-	incrementalTol = 1e-4
+	logitTol       = golden.LogitTol
+	incrementalTol = golden.IncrementalTol
 )
 
 // requireLibrary skips the test when libmlxc is not found the way
@@ -62,16 +61,7 @@ func (f *fixture) cache(t testing.TB) engine.Cache {
 	return c
 }
 
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var d float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return d
-}
+var maxDiff = golden.MaxDiff
 
 func TestGoldenPromptLogits(t *testing.T) {
 	for _, name := range golden.Models {
@@ -103,43 +93,7 @@ func TestGoldenGreedy(t *testing.T) {
 	for _, name := range golden.Models {
 		t.Run(name, func(t *testing.T) {
 			f := load(t, name, Options{})
-			vocab := f.m.Config.VocabSize
-			c := f.cache(t)
-			logits := make([]float32, vocab)
-			if err := f.b.Forward(c, f.g.Prompt.IDs, logits); err != nil {
-				t.Fatal(err)
-			}
-			var incremental [][]float32
-			for k, want := range f.g.Greedy.Tokens {
-				incremental = append(incremental, append([]float32(nil), logits...))
-				for _, top := range f.g.Greedy.Steps[k].Top5 {
-					if d := math.Abs(float64(logits[int(top[0])]) - top[1]); d > logitTol {
-						t.Errorf("step %d: logit of %d off by %.2g", k, int(top[0]), d)
-					}
-				}
-				if got := engine.Argmax(logits); got != want {
-					t.Fatalf("step %d: greedy token %d, want %d", k, got, want)
-				}
-				if err := f.b.Forward(c, []int32{want}, logits); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if d := maxDiff(logits, f.g.Greedy.LogitsAfterLastToken); d > logitTol {
-				t.Errorf("logits after the last token: max |Δ| = %.2g", d)
-			}
-			incremental = append(incremental, logits)
-
-			all := append(append([]int32(nil), f.g.Prompt.IDs...), f.g.Greedy.Tokens...)
-			full := make([]float32, len(all)*vocab)
-			if err := f.b.Forward(f.cache(t), all, full); err != nil {
-				t.Fatal(err)
-			}
-			p0 := len(f.g.Prompt.IDs) - 1
-			for k, inc := range incremental {
-				if d := maxDiff(inc, full[(p0+k)*vocab:(p0+k+1)*vocab]); d > incrementalTol {
-					t.Errorf("step %d: incremental vs full recompute max |Δ| = %.2g > %g", k, d, incrementalTol)
-				}
-			}
+			golden.CheckGreedy(t, f.b, func() engine.Cache { return f.cache(t) }, f.g, f.m.Config.VocabSize)
 		})
 	}
 }
@@ -150,9 +104,5 @@ func TestGoldenChatPrompt(t *testing.T) {
 	if err := f.b.Forward(f.cache(t), f.g.Chat.IDs, logits); err != nil {
 		t.Fatal(err)
 	}
-	for _, top := range f.g.Chat.NextTokenTop5 {
-		if d := math.Abs(float64(logits[int(top[0])]) - top[1]); d > logitTol {
-			t.Errorf("logit of %d off by %.2g", int(top[0]), d)
-		}
-	}
+	golden.CheckTop5(t, logits, f.g.Chat.NextTokenTop5)
 }

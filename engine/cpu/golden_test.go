@@ -11,8 +11,8 @@ import (
 // Tolerances from testdata's README: f32 arithmetic over the stored weights
 // against the float64 reference.
 const (
-	logitTol       = 1e-3
-	incrementalTol = 1e-4
+	logitTol       = golden.LogitTol
+	incrementalTol = golden.IncrementalTol
 )
 
 type fixture struct {
@@ -49,16 +49,7 @@ func (f *fixture) cache(t *testing.T) engine.Cache {
 	return c
 }
 
-func maxDiff(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var d float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
-	}
-	return d
-}
+var maxDiff = golden.MaxDiff
 
 func TestGoldenPromptLogits(t *testing.T) {
 	for _, name := range golden.Models {
@@ -90,43 +81,7 @@ func TestGoldenGreedy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			withKernels(t, func(t *testing.T) {
 				f := load(t, name, Options{})
-				vocab := f.m.Config.VocabSize
-				c := f.cache(t)
-				logits := make([]float32, vocab)
-				if err := f.b.Forward(c, f.g.Prompt.IDs, logits); err != nil {
-					t.Fatal(err)
-				}
-				var incremental [][]float32
-				for k, want := range f.g.Greedy.Tokens {
-					incremental = append(incremental, append([]float32(nil), logits...))
-					for _, top := range f.g.Greedy.Steps[k].Top5 {
-						if d := math.Abs(float64(logits[int(top[0])]) - top[1]); d > logitTol {
-							t.Errorf("step %d: logit of %d off by %.2g", k, int(top[0]), d)
-						}
-					}
-					if got := engine.Argmax(logits); got != want {
-						t.Fatalf("step %d: greedy token %d, want %d", k, got, want)
-					}
-					if err := f.b.Forward(c, []int32{want}, logits); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if d := maxDiff(logits, f.g.Greedy.LogitsAfterLastToken); d > logitTol {
-					t.Errorf("logits after the last token: max |Δ| = %.2g", d)
-				}
-				incremental = append(incremental, logits)
-
-				all := append(append([]int32(nil), f.g.Prompt.IDs...), f.g.Greedy.Tokens...)
-				full := make([]float32, len(all)*vocab)
-				if err := f.b.Forward(f.cache(t), all, full); err != nil {
-					t.Fatal(err)
-				}
-				p0 := len(f.g.Prompt.IDs) - 1
-				for k, inc := range incremental {
-					if d := maxDiff(inc, full[(p0+k)*vocab:(p0+k+1)*vocab]); d > incrementalTol {
-						t.Errorf("step %d: incremental vs full recompute max |Δ| = %.2g > %g", k, d, incrementalTol)
-					}
-				}
+				golden.CheckGreedy(t, f.b, func() engine.Cache { return f.cache(t) }, f.g, f.m.Config.VocabSize)
 			})
 		})
 	}
@@ -138,11 +93,7 @@ func TestGoldenChatPrompt(t *testing.T) {
 	if err := f.b.Forward(f.cache(t), f.g.Chat.IDs, logits); err != nil {
 		t.Fatal(err)
 	}
-	for _, top := range f.g.Chat.NextTokenTop5 {
-		if d := math.Abs(float64(logits[int(top[0])]) - top[1]); d > logitTol {
-			t.Errorf("logit of %d off by %.2g", int(top[0]), d)
-		}
-	}
+	golden.CheckTop5(t, logits, f.g.Chat.NextTokenTop5)
 }
 
 func TestGoldenRope(t *testing.T) {
