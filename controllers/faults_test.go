@@ -68,7 +68,7 @@ func TestInitFaults(t *testing.T) {
 		reason, wat, want string
 	}{
 		{"dw_init refusing its argument", watModule("(i32.const 3)", "(i32.const 0)", ""), "refused its argument"},
-		{"another ABI version", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(func (export "dw_abi_version") (result i32) (i32.const 1))`, `(func (export "dw_abi_version") (result i32) (i32.const 2))`, 1), "ABI version 2"},
+		{"another ABI version", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(func (export "dw_abi_version") (result i32) (i32.const 1))`, `(func (export "dw_abi_version") (result i32) (i32.const 3))`, 1), "ABI version 3"},
 		{"a runaway dw_init", watModule("(loop $l (br $l)) (i32.const 0)", "(i32.const 0)", ""), "ran past its 2s time budget"},
 		{"proc_exit", strings.Replace(watModule("(call $exit (i32.const 3)) (i32.const 0)", "(i32.const 0)", ""), "(module", `(module (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))`, 1), "proc_exit(3)"},
 	}
@@ -198,7 +198,16 @@ func TestCompileCache(t *testing.T) {
 	if _, err := rt.Load("a", src); err != nil {
 		t.Fatalf("loading from the cache: %v", err)
 	}
-	os.WriteFile(files[0], []byte("garbage"), 0o644)
+	if info, err := os.Stat(files[0]); err != nil || info.Mode().Perm()&0o222 != 0 {
+		t.Errorf("cache entry writable: %v %v", info.Mode(), err)
+	}
+	// Replaced, as every writer does (rewriting a mapped file in place
+	// would pull the code from under a loaded module).
+	garbage := filepath.Join(dir, "garbage")
+	os.WriteFile(garbage, []byte("garbage"), 0o444)
+	if err := os.Rename(garbage, files[0]); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := rt.Load("a", src); err != nil {
 		t.Errorf("a corrupt cache entry must fall back to compiling: %v", err)
 	}

@@ -21,8 +21,10 @@ import (
 	"github.com/bytecodealliance/wasmtime-go/v39"
 )
 
-// ABIVersion is the controller ABI this host implements.
-const ABIVersion = 1
+// ABIVersion is the controller ABI this host implements. Version 2 only
+// added to version 1 (the trie import, a vocabulary buffer kept for the
+// instance's life), so modules of both run.
+const ABIVersion = 2
 
 // Limits bound what a controller may use.
 type Limits struct {
@@ -147,12 +149,11 @@ func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
 	cached := ""
 	if rt.cacheDir != "" {
 		cached = filepath.Join(rt.cacheDir, m.SHA256+"-"+settingsKey+".cwasm")
-		// Read, not mapped: a cache file truncated by another process must
-		// give a compile, not a SIGBUS.
-		if data, err := os.ReadFile(cached); err == nil {
-			if mod, err := wasmtime.NewModuleDeserialize(rt.engine, data); err == nil {
-				m.module = mod
-			}
+		// Mapped, not read: only the code pages that run are ever loaded.
+		// Cache files are replaced by rename, never rewritten in place,
+		// so a mapped file does not change under an instance.
+		if mod, err := wasmtime.NewModuleDeserializeFile(rt.engine, cached); err == nil {
+			m.module = mod
 		}
 	}
 	if m.module == nil {
@@ -188,8 +189,9 @@ func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
 	return m, nil
 }
 
-// store writes a compiled module to the cache atomically; a failure only
-// costs the next load a compile.
+// store writes a compiled module to the cache atomically and read-only
+// (Load maps it: it must be replaced, never rewritten in place); a
+// failure only costs the next load a compile.
 func (rt *Runtime) store(path string, mod *wasmtime.Module) {
 	data, err := mod.Serialize()
 	if err != nil {
@@ -203,7 +205,8 @@ func (rt *Runtime) store(path string, mod *wasmtime.Module) {
 		return
 	}
 	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Chmod(tmp.Name(), 0o444) != nil || os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
 	}
 }
