@@ -44,6 +44,7 @@ func (rt *Runtime) newLinker(mod *wasmtime.Module) (*wasmtime.Linker, error) {
 		"kv_set":    hostKVSet,
 		"kv_append": hostKVAppend,
 		"tokenize":  hostTokenize,
+		"trie":      hostTrie,
 	}
 	defined := map[string]bool{} // a module may import one function twice (Go does)
 	for _, imp := range mod.Imports() {
@@ -123,6 +124,20 @@ func kvWrite(c *wasmtime.Caller, kptr, klen, vptr, vlen int32, appendTo bool) in
 		return -1
 	}
 	return 0
+}
+
+// hostTrie copies the vocabulary's token trie, in the ABI's trie format,
+// into buf when it fits, and returns its size.
+func hostTrie(c *wasmtime.Caller, bptr, bcap int32) int32 {
+	buf := span(guestMemory(c), bptr, bcap)
+	if buf == nil {
+		return -1
+	}
+	trie := state(c).vocab.trie()
+	if len(trie) <= len(buf) {
+		copy(buf, trie)
+	}
+	return int32(len(trie))
 }
 
 func hostTokenize(c *wasmtime.Caller, tptr, tlen, optr, ocap int32) int32 {

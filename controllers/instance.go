@@ -106,8 +106,8 @@ func (rt *Runtime) instantiate(mod *Module, st *instanceState, arg string) (*ins
 	if err != nil {
 		return nil, err
 	}
-	if v != ABIVersion {
-		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, ABIVersion)
+	if v < 1 || v > ABIVersion {
+		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks 1 to %d", mod.Name, v, ABIVersion)
 	}
 	argPtr, err := in.put([]byte(arg), remaining())
 	if err != nil {

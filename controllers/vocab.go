@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"sync"
+
 	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 )
@@ -13,6 +15,9 @@ type Vocab struct {
 	// Encode tokenises plain text (the tokenize import); nil refuses.
 	Encode func(string) []int32
 	blob   []byte
+
+	trieOnce sync.Once
+	trieBlob []byte
 }
 
 // NewVocab builds the vocabulary of tok for a model with n logits (ids
@@ -25,4 +30,17 @@ func NewVocab(tok *tokenizer.Tokenizer, n int) *Vocab {
 	}
 	v.blob = sdk.EncodeVocab(v.Tokens, v.Special)
 	return v
+}
+
+// trie returns the token trie in the ABI's trie format, built on first
+// use (some 0.1 s for 128k tokens) and then shared by every instance.
+func (v *Vocab) trie() []byte {
+	v.trieOnce.Do(func() {
+		sv, err := sdk.ParseVocab(v.blob, len(v.Tokens))
+		if err != nil {
+			panic(err) // v.blob comes from sdk.EncodeVocab
+		}
+		v.trieBlob = sdk.NewTrie(sv).AppendABI(nil)
+	})
+	return v.trieBlob
 }

@@ -31,8 +31,9 @@ type ConstraintOptions struct {
 	NoForce bool
 	// WarmUp is the work NewConstraint may spend computing the masks of
 	// the states nearest the start, in trie nodes walked (default
-	// 1,000,000: some 50 ms natively, a few hundred in Wasm); negative:
-	// only the start state's.
+	// 250,000: a few ms natively, some 10 ms in Wasm; it makes a swap
+	// slower and the first steps faster); negative: only the start
+	// state's.
 	WarmUp int
 	// MaxCache bounds the bytes of cached masks (default 32 MiB); the
 	// cache is emptied when it is full. Masks that allow few tokens are
@@ -98,25 +99,20 @@ func NewConstraint[S comparable](g Grammar[S], v *Vocab, h Host, opts Constraint
 	if opts.MaxCache <= 0 {
 		opts.MaxCache = 32 << 20
 	}
-	longest := 0
-	for _, t := range v.Tokens {
-		longest = max(longest, len(t))
-	}
-	order := sortedTokens(v)
 	c := &Constraint[S]{
-		g: g, v: v, h: h, trie: buildTrie(v, order), opts: opts,
+		g: g, v: v, h: h, trie: v.Trie(), opts: opts,
 		cache: make(map[S]*entry[S]),
 		mask:  NewMask(v.Len()),
 		build: NewMask(v.Len()),
-		walk:  make([]S, longest+1),
+		walk:  make([]S, v.Longest()+1),
 	}
 	c.eot, _ = v.EndOfTurn()
 	if tc, ok := g.(TokenClasses[S]); ok {
 		c.tc = tc
-		c.classes(order)
+		c.classes()
 	}
 	c.Reset()
-	c.warm(max(cmp.Or(opts.WarmUp, 1_000_000), 1))
+	c.warm(max(cmp.Or(opts.WarmUp, 250_000), 1))
 	return c
 }
 
@@ -164,10 +160,10 @@ func (c *Constraint[S]) Step(appended []int32, r *Result) {
 
 // advance follows one token's bytes from s.
 func (c *Constraint[S]) advance(s S, id int32) (S, bool) {
-	if !c.v.Valid(id) || c.v.Special[id] || len(c.v.Tokens[id]) == 0 {
+	if !c.v.ordinary(id) {
 		return s, false
 	}
-	for _, b := range c.v.Tokens[id] {
+	for _, b := range c.v.Token(id) {
 		var ok bool
 		if s, ok = c.g.Next(s, b); !ok {
 			return s, false

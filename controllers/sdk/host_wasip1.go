@@ -19,6 +19,30 @@ func hostKVAppend(keyPtr unsafe.Pointer, keyLen int32, valPtr unsafe.Pointer, va
 //go:wasmimport driftwood tokenize
 func hostTokenize(textPtr unsafe.Pointer, textLen int32, outPtr unsafe.Pointer, outCap int32) int32
 
+//go:wasmimport driftwood trie
+func hostTrie(bufPtr unsafe.Pointer, bufCap int32) int32
+
+func init() { fetchTrie = hostTrieOf }
+
+// hostTrieOf returns the host's token trie, read in place from a buffer
+// the trie import fills, or nil (then the SDK builds its own).
+func hostTrieOf() *Trie {
+	n := hostTrie(nil, 0)
+	if n <= 0 {
+		return nil
+	}
+	words := make([]uint64, (n+7)/8) // TrieFromBytes wants 8-byte alignment
+	if hostTrie(unsafe.Pointer(&words[0]), n) != n {
+		return nil
+	}
+	t, err := TrieFromBytes(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n))
+	if err != nil {
+		wasmHost{}.Log("sdk: the host's " + err.Error())
+		return nil
+	}
+	return t
+}
+
 // wasmHost is the Host behind the driftwood imports.
 type wasmHost struct{}
 

@@ -19,7 +19,7 @@
 package sdk
 
 // ABIVersion is the version of controllers/ABI.md this SDK implements.
-const ABIVersion = 1
+const ABIVersion = 2
 
 // Host is what the host offers a controller besides the per-step calls.
 type Host interface {

@@ -6,47 +6,55 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 )
 
-// toy is a small vocabulary: single bytes, a few words, and specials.
-func toy() *sdk.Vocab {
-	texts := []string{"a", "b", "c", " ", "ab", "abc", "ba", "cab", "<|eot_id|>", "", "bb", "<|other|>", "\xc3", "\xa9", "é", "aé"}
-	v := &sdk.Vocab{Special: make([]bool, len(texts))}
-	for i, s := range texts {
-		v.Tokens = append(v.Tokens, []byte(s))
-		v.Special[i] = s == "<|eot_id|>" || s == "<|other|>"
+// toyTexts are the tokens of toy: single bytes, a few words, specials.
+var toyTexts = []string{"a", "b", "c", " ", "ab", "abc", "ba", "cab", "<|eot_id|>", "", "bb", "<|other|>", "\xc3", "\xa9", "é", "aé"}
+
+// toyTokens returns toyTexts as bytes and which are special.
+func toyTokens() ([][]byte, []bool) {
+	tokens, special := make([][]byte, len(toyTexts)), make([]bool, len(toyTexts))
+	for i, s := range toyTexts {
+		tokens[i] = []byte(s)
+		special[i] = s == "<|eot_id|>" || s == "<|other|>"
 	}
-	return v
+	return tokens, special
 }
 
+// toy is a small vocabulary.
+func toy() *sdk.Vocab { return sdk.NewVocab(toyTokens()) }
+
 func TestVocabRoundTrip(t *testing.T) {
-	v := toy()
-	blob := sdk.EncodeVocab(v.Tokens, v.Special)
+	tokens, special := toyTokens()
+	blob := sdk.EncodeVocab(tokens, special)
 	// The layout: u8 flags, u16 length, bytes.
 	if blob[0] != 0 || binary.LittleEndian.Uint16(blob[1:]) != 1 || blob[3] != 'a' {
 		t.Fatalf("first entry % x", blob[:4])
 	}
-	got, err := sdk.ParseVocab(blob, v.Len())
+	got, err := sdk.ParseVocab(blob, len(tokens))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id := range v.Tokens {
-		if !bytes.Equal(got.Tokens[id], v.Tokens[id]) || got.Special[id] != v.Special[id] {
-			t.Errorf("token %d: %q %v, want %q %v", id, got.Tokens[id], got.Special[id], v.Tokens[id], v.Special[id])
+	if got.Len() != len(tokens) || got.Longest() != len("<|eot_id|>") {
+		t.Errorf("Len %d, Longest %d", got.Len(), got.Longest())
+	}
+	for id := range int32(len(tokens)) {
+		if !bytes.Equal(got.Token(id), tokens[id]) || got.IsSpecial(id) != special[id] {
+			t.Errorf("token %d: %q %v, want %q %v", id, got.Token(id), got.IsSpecial(id), tokens[id], special[id])
 		}
 	}
-	blob[3] = 'z' // the parsed vocabulary owns its bytes
-	if got.Tokens[0][0] != 'a' {
-		t.Error("ParseVocab kept the host's buffer")
+	if got.Token(-1) != nil || got.Token(int32(len(tokens))) != nil || got.IsSpecial(99) {
+		t.Error("ids outside the vocabulary have bytes")
 	}
-	for _, n := range []int{v.Len() - 1, v.Len() + 1, -1} {
+	for _, n := range []int{len(tokens) - 1, len(tokens) + 1, -1} {
 		if _, err := sdk.ParseVocab(blob, n); err == nil {
 			t.Errorf("n=%d parsed", n)
 		}
 	}
-	if _, err := sdk.ParseVocab(blob[:len(blob)-1], v.Len()); err == nil {
+	if _, err := sdk.ParseVocab(blob[:len(blob)-1], len(tokens)); err == nil {
 		t.Error("a truncated vocabulary parsed")
 	}
 	if eot, ok := got.EndOfTurn(); !ok || eot != 8 {
@@ -143,8 +151,8 @@ func TestTrieWalk(t *testing.T) {
 		path = append(path[:depth], b)
 		for _, id := range ids {
 			got = append(got, string(path))
-			if !bytes.Equal(v.Tokens[id], path) {
-				t.Errorf("token %d %q found at %q", id, v.Tokens[id], path)
+			if !bytes.Equal(v.Token(id), path) {
+				t.Errorf("token %d %q found at %q", id, v.Token(id), path)
 			}
 		}
 		return true
@@ -169,7 +177,69 @@ func TestTrieWalk(t *testing.T) {
 	if slices.ContainsFunc(got, func(s string) bool { return s[0] == 'a' }) || len(got) != 9 {
 		t.Errorf("pruned walk found %q", got)
 	}
-	if trie.Nodes() != 15 {
-		t.Errorf("%d nodes", trie.Nodes())
+	if trie.Len() != 15 {
+		t.Errorf("%d nodes", trie.Len())
+	}
+}
+
+func TestTrieABIRoundTrip(t *testing.T) {
+	trie := toy().Trie()
+	blob := trie.AppendABI(nil)
+	words := make([]uint64, (len(blob)+7)/8) // 8-byte aligned
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(blob))
+	copy(buf, blob)
+	got, err := sdk.TrieFromBytes(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Nodes, trie.Nodes) || !slices.Equal(got.IDs, trie.IDs) || !slices.Equal(got.Sets, trie.Sets) {
+		t.Error("the trie read in place differs from the one written")
+	}
+	for _, bad := range [][]byte{buf[:len(buf)-4], append([]byte("XXXX"), buf[4:]...), buf[:8]} {
+		words := make([]uint64, (len(bad)+7)/8)
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(bad))
+		copy(b, bad)
+		if _, err := sdk.TrieFromBytes(b); err == nil {
+			t.Errorf("a damaged trie of %d bytes was read", len(bad))
+		}
+	}
+	if _, err := sdk.TrieFromBytes(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(blob)+1)[1:]); err == nil {
+		t.Error("an unaligned buffer was read in place")
+	}
+}
+
+// TestTrieBelow checks every node's subtree ids and byte set against
+// the tokens themselves.
+func TestTrieBelow(t *testing.T) {
+	v := toy()
+	trie := v.Trie()
+	var path []byte
+	sets := 0
+	for i := range trie.Len() {
+		nd := trie.Nodes[i]
+		path = append(path[:nd.Depth], nd.Byte)
+		if nd.Below != 0 {
+			sets++
+		}
+		var want []int32
+		var bytesBelow sdk.ByteSet
+		for id := range int32(v.Len()) {
+			if tok := v.Token(id); !v.IsSpecial(id) && bytes.HasPrefix(tok, path) {
+				want = append(want, id)
+				for _, b := range tok[len(path):] {
+					bytesBelow.Add(b)
+				}
+			}
+		}
+		got := slices.Sorted(slices.Values(trie.Subtree(i)))
+		if !slices.Equal(got, want) {
+			t.Errorf("node %q: subtree %v, want %v", path, got, want)
+		}
+		if set := trie.Sets[nd.Below]; nd.Below != 0 && set != bytesBelow {
+			t.Errorf("node %q: bytes below %v, want %v", path, set, bytesBelow)
+		}
+	}
+	if sets == 0 {
+		t.Error("no node has a byte set")
 	}
 }

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bytes"
+	"math/bits"
 	"slices"
 )
 
@@ -9,18 +10,76 @@ import (
 // in a byte trie, for walking many tokens at once: a constraint that
 // rejects a prefix prunes every token that starts with it.
 //
-// The nodes are stored in depth-first order, so that a walk is a linear
-// scan that jumps over the subtrees it prunes.
+// The nodes are stored in depth-first order with children in byte
+// order, so a walk is a linear scan that jumps over the subtrees it
+// prunes, and the tokens of a subtree are one stretch of IDs. Its layout
+// is the ABI's trie format (controllers/ABI.md): the host builds it once
+// per vocabulary and a guest reads it in place.
 type Trie struct {
-	nodes []trieNode
-	ids   []int32 // token ids, grouped by node
+	// Nodes holds the nodes in depth-first order, then a sentinel whose
+	// First is len(IDs).
+	Nodes []TrieNode
+	// IDs holds the token ids in node order (so in byte order).
+	IDs []int32
+	// Sets holds the distinct byte sets of TrieNode.Below; Sets[0] is
+	// the empty set.
+	Sets []ByteSet
 }
 
-type trieNode struct {
-	end    int32  // index just past this node's subtree
-	lo, hi int32  // ids[lo:hi] are the tokens ending at this node
-	depth  uint16 // length of the path above this node
-	b      byte   // byte on the edge into this node
+// TrieNode is one node of a Trie: the byte on the edge into it, and
+// where its tokens and its subtree are.
+type TrieNode struct {
+	// End is the index just past this node's subtree.
+	End uint32
+	// First is where this node's tokens start in IDs: the tokens ending
+	// here are IDs[First:Nodes[i+1].First] and the tokens of the subtree
+	// are IDs[First:Nodes[End].First].
+	First uint32
+	// Below indexes Sets: the bytes on the edges of the subtree below
+	// this node. It is 0 (the empty set) for a leaf, and for a subtree
+	// of fewer than bulkTokens tokens, where walking is as cheap as
+	// checking the set.
+	Below uint32
+	// Depth is the length of the path above this node.
+	Depth uint16
+	// Byte is the byte on the edge into this node.
+	Byte byte
+	_    byte
+}
+
+// ByteSet is a set of bytes: b is in it when bit b%64 of word b/64 is
+// set.
+type ByteSet [4]uint64
+
+// Add puts b in the set.
+func (s *ByteSet) Add(b byte) { s[b>>6] |= 1 << (b & 63) }
+
+// Has reports whether b is in the set.
+func (s *ByteSet) Has(b byte) bool { return s[b>>6]>>(b&63)&1 != 0 }
+
+// Union adds o's bytes to s.
+func (s *ByteSet) Union(o *ByteSet) {
+	for i := range s {
+		s[i] |= o[i]
+	}
+}
+
+// Without returns the bytes of s not in o.
+func (s *ByteSet) Without(o *ByteSet) ByteSet {
+	return ByteSet{s[0] &^ o[0], s[1] &^ o[1], s[2] &^ o[2], s[3] &^ o[3]}
+}
+
+// Empty reports whether s has no byte.
+func (s *ByteSet) Empty() bool { return s[0]|s[1]|s[2]|s[3] == 0 }
+
+// Each calls f with every byte of s in increasing order.
+func (s *ByteSet) Each(f func(b byte)) {
+	for i, w := range s {
+		for w != 0 {
+			f(byte(i<<6 + bits.TrailingZeros64(w)))
+			w &= w - 1
+		}
+	}
 }
 
 // NewTrie builds the trie of v's ordinary tokens.
@@ -28,14 +87,14 @@ func NewTrie(v *Vocab) *Trie { return buildTrie(v, sortedTokens(v)) }
 
 // sortedTokens returns v's ordinary tokens ordered by their bytes.
 func sortedTokens(v *Vocab) []int32 {
-	order := make([]int32, 0, len(v.Tokens))
-	for id, tok := range v.Tokens {
-		if len(tok) > 0 && !v.Special[id] {
-			order = append(order, int32(id))
+	order := make([]int32, 0, v.Len())
+	for id := range int32(v.Len()) {
+		if v.ordinary(id) {
+			order = append(order, id)
 		}
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		if c := bytes.Compare(v.Tokens[a], v.Tokens[b]); c != 0 {
+		if c := bytes.Compare(v.Token(a), v.Token(b)); c != 0 {
 			return c
 		}
 		return int(a - b)
@@ -43,49 +102,81 @@ func sortedTokens(v *Vocab) []int32 {
 	return order
 }
 
-// buildTrie builds the trie of the tokens of order, which sortedTokens
-// ordered.
+// Without returns the trie of t's tokens for which drop is false.
+func (t *Trie) Without(v *Vocab, drop func(id int32) bool) *Trie {
+	return buildTrie(v, slices.DeleteFunc(slices.Clone(t.IDs), drop))
+}
+
+// buildTrie builds the trie of the tokens of order, which must be
+// ordered by their bytes (as sortedTokens orders them).
 func buildTrie(v *Vocab, order []int32) *Trie {
-	t := &Trie{ids: make([]int32, 0, len(order))}
-	var path []int32 // node index at each depth of the previous token
+	t := &Trie{IDs: make([]int32, 0, len(order))}
+	var path []uint32 // node index at each depth of the previous token
 	var prev []byte
 	for _, id := range order {
-		tok := v.Tokens[id]
+		tok := v.Token(id)
 		common := 0
 		for common < len(prev) && common < len(tok) && prev[common] == tok[common] {
 			common++
 		}
 		for _, n := range path[common:] {
-			t.nodes[n].end = int32(len(t.nodes))
+			t.Nodes[n].End = uint32(len(t.Nodes))
 		}
 		path = path[:common]
 		for d := common; d < len(tok); d++ {
-			path = append(path, int32(len(t.nodes)))
-			lo := int32(len(t.ids))
-			t.nodes = append(t.nodes, trieNode{lo: lo, hi: lo, depth: uint16(d), b: tok[d]})
+			path = append(path, uint32(len(t.Nodes)))
+			t.Nodes = append(t.Nodes, TrieNode{First: uint32(len(t.IDs)), Depth: uint16(d), Byte: tok[d]})
 		}
-		last := &t.nodes[path[len(path)-1]]
-		t.ids = append(t.ids, id)
-		last.hi = int32(len(t.ids))
+		t.IDs = append(t.IDs, id)
 		prev = tok
 	}
 	for _, n := range path {
-		t.nodes[n].end = int32(len(t.nodes))
+		t.Nodes[n].End = uint32(len(t.Nodes))
 	}
+	t.Nodes = append(t.Nodes, TrieNode{End: uint32(len(t.Nodes) + 1), First: uint32(len(t.IDs))})
+	t.setBelow()
 	return t
 }
 
-// Nodes returns the number of nodes (bytes of distinct token prefixes).
-func (t *Trie) Nodes() int { return len(t.nodes) }
+// bulkTokens is the size of the smallest subtree given a Below set.
+const bulkTokens = 4
 
-// Node returns node i of the depth-first order: its depth (0 for a
-// token's first byte), the byte on the edge into it, the index just past
-// its subtree (where a walk that prunes it goes on), and the ids of the
-// tokens that end there. With it a grammar can walk the trie in a loop
-// of its own (see TrieWalker).
-func (t *Trie) Node(i int) (depth int, b byte, end int, ids []int32) {
-	n := &t.nodes[i]
-	return int(n.depth), n.b, int(n.end), t.ids[n.lo:n.hi]
+// setBelow fills the nodes' Below, interning the distinct sets.
+func (t *Trie) setBelow() {
+	n := t.Len()
+	below := make([]ByteSet, n)
+	for i := n - 1; i >= 0; i-- { // children come after their parent
+		for j := i + 1; j < int(t.Nodes[i].End); j = int(t.Nodes[j].End) {
+			below[i].Add(t.Nodes[j].Byte)
+			below[i].Union(&below[j])
+		}
+	}
+	t.Sets = []ByteSet{{}}
+	index := map[ByteSet]uint32{{}: 0}
+	for i := range n {
+		if len(t.Subtree(i)) < bulkTokens {
+			continue
+		}
+		k, ok := index[below[i]]
+		if !ok {
+			k = uint32(len(t.Sets))
+			index[below[i]] = k
+			t.Sets = append(t.Sets, below[i])
+		}
+		t.Nodes[i].Below = k
+	}
+}
+
+// Len returns the number of nodes (bytes of distinct token prefixes).
+func (t *Trie) Len() int { return len(t.Nodes) - 1 }
+
+// Tokens returns the ids of the tokens that end at node i.
+func (t *Trie) Tokens(i int) []int32 { return t.IDs[t.Nodes[i].First:t.Nodes[i+1].First] }
+
+// Subtree returns the ids of the tokens of node i's subtree (its own
+// included).
+func (t *Trie) Subtree(i int) []int32 {
+	return t.IDs[t.Nodes[i].First:t.Nodes[t.Nodes[i].End].First]
 }
 
 // Walk visits the trie depth first. For every node it calls visit with
@@ -95,13 +186,12 @@ func (t *Trie) Node(i int) (depth int, b byte, end int, ids []int32) {
 // own state per depth: the state at depth d+1 follows from the state at
 // depth d and b.
 func (t *Trie) Walk(visit func(depth int, b byte, ids []int32) bool) {
-	nodes := t.nodes
-	for i := 0; i < len(nodes); {
-		n := &nodes[i]
-		if visit(int(n.depth), n.b, t.ids[n.lo:n.hi]) {
+	for i, n := 0, t.Len(); i < n; {
+		nd := &t.Nodes[i]
+		if visit(int(nd.Depth), nd.Byte, t.Tokens(i)) {
 			i++
 		} else {
-			i = int(n.end)
+			i = int(nd.End)
 		}
 	}
 }

@@ -10,14 +10,15 @@ import (
 
 // Vocab is the model's vocabulary as the host hands it over: the raw
 // bytes of every token id (special tokens: their text) and which ids are
-// special.
+// special. It reads the ABI's vocabulary layout in place, without a
+// pointer per token (a Go guest's garbage collector never scans it).
 type Vocab struct {
-	// Tokens holds the bytes of each id; empty for ids without a token.
-	Tokens [][]byte
-	// Special marks special tokens such as <|eot_id|>.
-	Special []bool
+	data    []byte   // the ABI's layout
+	entry   []uint32 // entry[id]: offset of id's entry in data; entry[n] = len(data)
+	longest int      // bytes of the longest token
 
 	byteTok *[256]int32 // single-byte tokens, built on first use by Spell
+	trie    *Trie       // the host's, or built on first use by Trie
 }
 
 // Vocabulary entry layout: u8 flags, u16 length, then the bytes.
@@ -25,6 +26,17 @@ const (
 	vocabSpecial   = 1 << 0
 	vocabEntryHead = 3
 )
+
+// NewVocab returns the vocabulary of tokens (the bytes of each id, empty
+// for ids without a token); special may be shorter than tokens (missing
+// entries are not special).
+func NewVocab(tokens [][]byte, special []bool) *Vocab {
+	v, err := ParseVocab(EncodeVocab(tokens, special), len(tokens))
+	if err != nil {
+		panic(err) // EncodeVocab's output always parses
+	}
+	return v
+}
 
 // EncodeVocab lays tokens out in the ABI's vocabulary format: for each id
 // in order, u8 flags (bit 0: special), u16 little-endian length, then the
@@ -49,45 +61,81 @@ func EncodeVocab(tokens [][]byte, special []bool) []byte {
 	return out
 }
 
-// ParseVocab reads n entries in the ABI's vocabulary format. It copies
-// blob, so the result stays valid after the host's buffer is gone.
+// ParseVocab reads n entries in the ABI's vocabulary format. It reads
+// blob in place: blob must stay unchanged while the Vocab is used (the
+// ABI's hosts keep the vocabulary buffer for the instance's life).
 func ParseVocab(blob []byte, n int) (*Vocab, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("vocabulary: negative size %d", n)
 	}
-	data := bytes.Clone(blob)
-	v := &Vocab{Tokens: make([][]byte, n), Special: make([]bool, n)}
+	v := &Vocab{data: blob, entry: make([]uint32, n+1)}
 	off := 0
 	for id := range n {
-		if len(data)-off < vocabEntryHead {
+		if len(blob)-off < vocabEntryHead {
 			return nil, fmt.Errorf("vocabulary: entry %d of %d is cut short", id, n)
 		}
-		flags := data[off]
-		size := int(binary.LittleEndian.Uint16(data[off+1:]))
+		v.entry[id] = uint32(off)
+		size := int(binary.LittleEndian.Uint16(blob[off+1:]))
 		off += vocabEntryHead
-		if len(data)-off < size {
-			return nil, fmt.Errorf("vocabulary: token %d needs %d bytes, %d left", id, size, len(data)-off)
+		if len(blob)-off < size {
+			return nil, fmt.Errorf("vocabulary: token %d needs %d bytes, %d left", id, size, len(blob)-off)
 		}
-		v.Tokens[id] = data[off : off+size : off+size]
-		v.Special[id] = flags&vocabSpecial != 0
 		off += size
+		v.longest = max(v.longest, size)
 	}
-	if off != len(data) {
+	if off != len(blob) {
 		return nil, errors.New("vocabulary: bytes left after the last entry")
 	}
+	v.entry[n] = uint32(off)
 	return v, nil
 }
 
+// Token returns the bytes of id (its text for a special token; empty for
+// an id without a token or outside the vocabulary). The caller must not
+// change them.
+func (v *Vocab) Token(id int32) []byte {
+	if !v.Valid(id) {
+		return nil
+	}
+	return v.data[v.entry[id]+vocabEntryHead : v.entry[id+1] : v.entry[id+1]]
+}
+
+// fetchTrie, when set, asks the host for the trie of the vocabulary (a
+// Wasm guest's trie import); it returns nil when there is none.
+var fetchTrie func() *Trie
+
+// Trie returns the trie of the ordinary tokens, on first use: the one the
+// host builds once for every instance (in a Wasm guest), or one built
+// here.
+func (v *Vocab) Trie() *Trie {
+	if v.trie == nil && fetchTrie != nil {
+		v.trie = fetchTrie()
+	}
+	if v.trie == nil {
+		v.trie = NewTrie(v)
+	}
+	return v.trie
+}
+
+// Longest returns the length in bytes of the longest token.
+func (v *Vocab) Longest() int { return v.longest }
+
 // Len returns the number of token ids.
-func (v *Vocab) Len() int { return len(v.Tokens) }
+func (v *Vocab) Len() int { return len(v.entry) - 1 }
 
 // IsSpecial reports whether id is a special token.
 func (v *Vocab) IsSpecial(id int32) bool {
-	return id >= 0 && int(id) < len(v.Special) && v.Special[id]
+	return v.Valid(id) && v.data[v.entry[id]]&vocabSpecial != 0
+}
+
+// ordinary reports whether id is a token of the trie: not special, not
+// empty.
+func (v *Vocab) ordinary(id int32) bool {
+	return v.Valid(id) && v.data[v.entry[id]]&vocabSpecial == 0 && v.entry[id+1]-v.entry[id] > vocabEntryHead
 }
 
 // Valid reports whether id is inside the vocabulary.
-func (v *Vocab) Valid(id int32) bool { return id >= 0 && int(id) < len(v.Tokens) }
+func (v *Vocab) Valid(id int32) bool { return id >= 0 && int(id) < v.Len() }
 
 // endOfTurnTexts are the end-of-turn markers of common chat templates,
 // most preferred first.
@@ -98,9 +146,9 @@ var endOfTurnTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end_of_text|>", "<|
 // </s> for vocabularies without it), or false when there is none.
 func (v *Vocab) EndOfTurn() (int32, bool) {
 	for _, text := range endOfTurnTexts {
-		for id, t := range v.Tokens {
-			if v.Special[id] && string(t) == text {
-				return int32(id), true
+		for id := range int32(v.Len()) {
+			if v.IsSpecial(id) && string(v.Token(id)) == text {
+				return id, true
 			}
 		}
 	}
@@ -125,9 +173,9 @@ func (v *Vocab) Spell(h Host, b []byte) []int32 {
 		for i := range v.byteTok {
 			v.byteTok[i] = -1
 		}
-		for id, t := range v.Tokens {
-			if len(t) == 1 && !v.Special[id] && v.byteTok[t[0]] < 0 {
-				v.byteTok[t[0]] = int32(id)
+		for id := range int32(v.Len()) {
+			if t := v.Token(id); len(t) == 1 && !v.IsSpecial(id) && v.byteTok[t[0]] < 0 {
+				v.byteTok[t[0]] = id
 			}
 		}
 	}
@@ -143,10 +191,10 @@ func (v *Vocab) Spell(h Host, b []byte) []int32 {
 // spells reports whether the non-special tokens ids concatenate to b.
 func (v *Vocab) spells(ids []int32, b []byte) bool {
 	for _, id := range ids {
-		if !v.Valid(id) || v.Special[id] || len(v.Tokens[id]) == 0 || !bytes.HasPrefix(b, v.Tokens[id]) {
+		if !v.ordinary(id) || !bytes.HasPrefix(b, v.Token(id)) {
 			return false
 		}
-		b = b[len(v.Tokens[id]):]
+		b = b[len(v.Token(id)):]
 	}
 	return len(b) == 0
 }

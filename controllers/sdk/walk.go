@@ -40,17 +40,17 @@ type tokenClass struct {
 func (c *Constraint[S]) walkTrie(t *Trie, s S, m *Mask, collect func(S)) (live bool, visited int) {
 	walk := c.walk
 	walk[0] = s
-	nodes := t.nodes
-	for i := 0; i < len(nodes); {
-		n := &nodes[i]
-		next, ok := c.g.Next(walk[n.depth], n.b)
+	nodes := t.Nodes
+	for i, n := 0, t.Len(); i < n; {
+		nd := &nodes[i]
+		next, ok := c.g.Next(walk[nd.Depth], nd.Byte)
 		if !ok {
-			i = int(n.end)
+			i = int(nd.End)
 			continue
 		}
-		walk[n.depth+1] = next
-		if n.hi > n.lo {
-			for _, id := range t.ids[n.lo:n.hi] {
+		walk[nd.Depth+1] = next
+		if ids := t.IDs[nd.First:nodes[i+1].First]; len(ids) > 0 {
+			for _, id := range ids {
 				m.words[id>>5] |= 1 << (id & 31)
 			}
 			live = true
@@ -64,20 +64,19 @@ func (c *Constraint[S]) walkTrie(t *Trie, s S, m *Mask, collect func(S)) (live b
 	return live, visited
 }
 
-// classes sorts the vocabulary (order, as sortedTokens returns it) into
-// the grammar's token classes.
-func (c *Constraint[S]) classes(order []int32) {
+// classes sorts the vocabulary into the grammar's token classes.
+func (c *Constraint[S]) classes() {
 	type member struct {
 		id   int32
 		cost int
 	}
 	var members [][]member
-	class := make([]int, len(c.v.Tokens))
-	for id, tok := range c.v.Tokens {
-		if len(tok) == 0 || c.v.Special[id] {
+	class := make([]int, c.v.Len())
+	for id := range int32(c.v.Len()) {
+		if !c.v.ordinary(id) {
 			continue
 		}
-		k, cost := c.tc.TokenClass(tok)
+		k, cost := c.tc.TokenClass(c.v.Token(id))
 		if k <= 0 {
 			continue
 		}
@@ -91,7 +90,7 @@ func (c *Constraint[S]) classes(order []int32) {
 	for i, ms := range members {
 		k := i + 1
 		tc := &c.class[i]
-		tc.trie = buildTrie(c.v, slices.DeleteFunc(slices.Clone(order), func(id int32) bool { return class[id] == k }))
+		tc.trie = c.trie.Without(c.v, func(id int32) bool { return class[id] == k })
 		slices.SortFunc(ms, func(a, b member) int { return a.cost - b.cost })
 		m := NewMask(c.v.Len())
 		for j, mb := range ms {

@@ -18,7 +18,7 @@ func TestNeverEmitsBannedWords(t *testing.T) {
 	// Steer sampling towards tokens that hold pieces of banned words,
 	// where a mask mistake would show.
 	risky := func(id int32) bool {
-		tok := bytes.ToLower(l.Vocab.Tokens[id])
+		tok := bytes.ToLower(l.Vocab.Token(id))
 		return bytes.ContainsAny(tok, "tghinoré") || bytes.HasSuffix(tok, []byte(" "))
 	}
 	seeds := 30

@@ -105,7 +105,7 @@ func TestRepliesValidate(t *testing.T) {
 // comma.
 func closer(l *sdktest.Llama3) func(int32) bool {
 	return func(id int32) bool {
-		return bytes.ContainsAny(l.Vocab.Tokens[id], `"]},`)
+		return bytes.ContainsAny(l.Vocab.Token(id), `"]},`)
 	}
 }
 

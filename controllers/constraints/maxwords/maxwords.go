@@ -59,9 +59,7 @@ func (c *Controller) Step(appended []int32, r *sdk.Result) {
 		return
 	}
 	for _, id := range appended {
-		if c.v.Valid(id) {
-			c.text = append(c.text, c.v.Tokens[id]...)
-		}
+		c.text = append(c.text, c.v.Token(id)...)
 		c.ends = append(c.ends, len(c.text))
 	}
 	for c.read < len(c.text) && utf8.FullRune(c.text[c.read:]) {

@@ -18,7 +18,7 @@ func TestWordLimit(t *testing.T) {
 	// Favour whitespace so that words end often, in every position of a
 	// token.
 	spacey := func(id int32) bool {
-		return strings.ContainsFunc(string(l.Vocab.Tokens[id]), unicode.IsSpace)
+		return strings.ContainsFunc(string(l.Vocab.Token(id)), unicode.IsSpace)
 	}
 	for _, limit := range []int{0, 1, 3, 12} {
 		s, err := sdktest.NewSession(New(), " "+strconv.Itoa(limit)+"\n", l.Vocab, l.Host())

@@ -2,6 +2,7 @@ package regex
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"regexp/syntax"
 	"slices"
 	"unicode"
@@ -33,7 +34,7 @@ type DFA struct {
 	seen  []uint32 // per instruction: generation of the last closure that visited it
 	gen   uint32
 	stack []uint32
-	trail []*State // states along a trie walk
+	trail []*State // states along a trie walk, by depth
 	buf   []uint64
 	key   []byte
 }
@@ -44,6 +45,8 @@ type State struct {
 	ctx     uint8    // class of the previous byte (ctxBegin... ctxOther)
 	accept  bool
 	next    [256]*State // transitions computed so far
+	loop    sdk.ByteSet // bytes known to lead back to this state
+	noLoop  sdk.ByteSet // bytes known to lead elsewhere
 }
 
 // Classes of the previous byte, for empty-width assertions.
@@ -293,34 +296,81 @@ func byteClass(b byte) uint8 {
 }
 
 // WalkTrie allows in m the tokens of t that can continue a match from s
-// (sdk.TrieWalker): the DFA's transitions, in a loop of its own.
+// (sdk.TrieWalker): the DFA's transitions, in a loop of its own. Where
+// every byte below a node leads from the node's state back to it (the
+// letters of a word in [a-z]+, the characters of .*), the node's whole
+// subtree is allowed without walking it.
 func (d *DFA) WalkTrie(t *sdk.Trie, s *State, m *sdk.Mask, collect func(*State)) (live bool, visited int) {
-	stack := append(d.trail[:0], s)
-	for i, n := 0, t.Nodes(); i < n; {
-		depth, b, end, ids := t.Node(i)
-		cur := stack[depth]
-		next := cur.next[b]
+	if cap(d.trail) < maxTokenLen {
+		d.trail = make([]*State, maxTokenLen)
+	}
+	stack := d.trail[:cap(d.trail)]
+	stack[0] = s
+	nodes, words := t.Nodes, m.Words()
+	for i, n := 0, t.Len(); i < n; {
+		nd := &nodes[i]
+		cur := stack[nd.Depth]
+		next := cur.next[nd.Byte]
 		if next == nil {
-			next = d.step(cur, b)
-			cur.next[b] = next
+			next = d.step(cur, nd.Byte)
+			cur.next[nd.Byte] = next
 		}
 		if next == d.dead {
-			i = end
+			i = int(nd.End)
 			continue
 		}
-		stack = append(stack[:depth+1], next)
-		if len(ids) > 0 {
+		visited++
+		end := i + 1
+		if nd.Below != 0 && d.loops(next, &t.Sets[nd.Below]) {
+			end = int(nd.End)
+		} else {
+			if int(nd.Depth)+1 >= len(stack) { // a token longer than any before
+				stack = append(stack, make([]*State, len(stack))...)
+				d.trail = stack
+			}
+			stack[nd.Depth+1] = next
+		}
+		if ids := t.IDs[nd.First:nodes[end].First]; len(ids) > 0 {
 			for _, id := range ids {
-				m.Allow(id)
+				words[id>>5] |= 1 << (id & 31)
 			}
 			live = true
 			if collect != nil {
 				collect(next)
 			}
 		}
-		i++
-		visited++
+		i = end
 	}
-	d.trail = stack
 	return live, visited
+}
+
+// maxTokenLen is the walk stack's first size: longer than most tokens.
+const maxTokenLen = 256
+
+// loops reports whether every byte of set leads from s back to s,
+// computing the transitions it has not met yet.
+func (d *DFA) loops(s *State, set *sdk.ByteSet) bool {
+	unknown := set.Without(&s.loop)
+	if unknown.Empty() {
+		return true
+	}
+	if unknown.Without(&s.noLoop) != unknown {
+		return false
+	}
+	for i, w := range unknown {
+		for ; w != 0; w &= w - 1 {
+			b := byte(i<<6 + bits.TrailingZeros64(w))
+			t := s.next[b]
+			if t == nil {
+				t = d.step(s, b)
+				s.next[b] = t
+			}
+			if t != s {
+				s.noLoop.Add(b)
+				return false
+			}
+			s.loop.Add(b)
+		}
+	}
+	return true
 }

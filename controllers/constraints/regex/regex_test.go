@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 	"github.com/driftwoodlabs/driftwood/controllers/sdk/sdktest"
 )
 
@@ -187,5 +188,45 @@ func TestFlush(t *testing.T) {
 	}
 	if d.States() > 8 {
 		t.Errorf("%d states kept, limit 8", d.States())
+	}
+}
+
+// TestWalkTrieBulk checks the masks of WalkTrie, which allows whole
+// subtrees where a state loops on their bytes, against running the DFA
+// over every token of the Llama 3 vocabulary.
+func TestWalkTrieBulk(t *testing.T) {
+	l := llama(t)
+	v := l.Vocab
+	trie := v.Trie()
+	for _, c := range []struct{ expr, prefix string }{
+		{`[A-Z][a-z]+( [a-z]+){3,12}\.`, "Hello w"},
+		{`(?s).*`, "é"},
+		{`[^"\\]*"`, ""},
+		{`[a-z ]*x{2}`, "ab"},
+		{`\p{Greek}+ ok`, "α"},
+	} {
+		d, err := Compile(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := d.Start()
+		for _, b := range []byte(c.prefix) {
+			var ok bool
+			if s, ok = d.Next(s, b); !ok {
+				t.Fatalf("%q rejects %q", c.expr, c.prefix)
+			}
+		}
+		m := sdk.NewMask(v.Len())
+		d.WalkTrie(trie, s, m, nil)
+		for id := range int32(v.Len()) {
+			tok := v.Token(id)
+			want := len(tok) > 0 && !v.IsSpecial(id)
+			for st, i := s, 0; want && i < len(tok); i++ {
+				st, want = d.Next(st, tok[i])
+			}
+			if m.Allowed(id) != want {
+				t.Fatalf("%q after %q: token %d %q allowed %v, want %v", c.expr, c.prefix, id, tok, m.Allowed(id), want)
+			}
+		}
 	}
 }

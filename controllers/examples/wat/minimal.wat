@@ -1,4 +1,4 @@
-;; minimal.wat: the smallest complete Driftwood controller (ABI version 1,
+;; minimal.wat: the smallest complete Driftwood controller (ABI version 2,
 ;; see controllers/ABI.md), written by hand. It constrains nothing; it
 ;; stops every reply after 8 tokens.
 ;;
@@ -33,7 +33,7 @@
 
   ;; The ABI version this module speaks.
   (func (export "dw_abi_version") (result i32)
-    (i32.const 1))
+    (i32.const 2))
 
   ;; dw_alloc(size) -> ptr: a bump allocator that grows the memory when
   ;; needed; 0 when it cannot.

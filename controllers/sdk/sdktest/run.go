@@ -126,7 +126,7 @@ func (s *Session) Reply(opt Options) (Reply, error) {
 		appended = append(appended, tok)
 	}
 	for _, id := range rep.Tokens {
-		rep.Text = append(rep.Text, s.Vocab.Tokens[id]...)
+		rep.Text = append(rep.Text, s.Vocab.Token(id)...)
 	}
 	return rep, nil
 }

@@ -92,8 +92,7 @@ func loadLlama3() (*Llama3, error) {
 			if err != nil {
 				return nil, err
 			}
-			v, err := VocabOf(tok)
-			return &Llama3{Vocab: v, Tokenizer: tok}, err
+			return &Llama3{Vocab: VocabOf(tok), Tokenizer: tok}, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -103,8 +102,8 @@ func loadLlama3() (*Llama3, error) {
 	}
 }
 
-// VocabOf encodes tok's vocabulary in the ABI format and parses it back.
-func VocabOf(tok *tokenizer.Tokenizer) (*sdk.Vocab, error) {
+// VocabOf returns tok's vocabulary as a guest sees it.
+func VocabOf(tok *tokenizer.Tokenizer) *sdk.Vocab {
 	n := tok.VocabSize()
 	tokens := make([][]byte, n)
 	special := make([]bool, n)
@@ -112,7 +111,7 @@ func VocabOf(tok *tokenizer.Tokenizer) (*sdk.Vocab, error) {
 		tokens[id] = tok.TokenBytes(int32(id))
 		special[id] = tok.IsSpecial(int32(id))
 	}
-	return sdk.ParseVocab(sdk.EncodeVocab(tokens, special), n)
+	return sdk.NewVocab(tokens, special)
 }
 
 // Host returns a fake host that tokenizes with the Llama 3 tokenizer.
@@ -141,9 +140,9 @@ func NewSession(c sdk.Controller, arg string, v *sdk.Vocab, h *Host) (*Session, 
 	if eot, ok := v.EndOfTurn(); ok {
 		s.End = []int32{eot}
 	}
-	for id, t := range v.Tokens {
-		if len(t) > 0 && !v.Special[id] {
-			s.plain = append(s.plain, int32(id))
+	for id := range int32(v.Len()) {
+		if len(v.Token(id)) > 0 && !v.IsSpecial(id) {
+			s.plain = append(s.plain, id)
 		}
 	}
 	return s, nil
