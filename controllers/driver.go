@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"math/bits"
-	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -55,6 +54,7 @@ type Driver struct {
 	seen       []int32 // those tokens
 	replyStart int
 	disabled   bool // faulted during this reply
+	spare      bool // a spare of this instance's module was asked for
 }
 
 type outcome struct {
@@ -78,6 +78,9 @@ func NewDriver(rt *Runtime, vocab *Vocab, kv *KV, reg *Registry, logf func(Log))
 // Use makes mod, with its argument, the active controller from the next
 // step on (the current reply's tokens so far are replayed to it).
 func (d *Driver) Use(mod *Module, arg string) {
+	if mod != nil {
+		d.rt.Prewarm(mod, d.vocab) // ready, most often, by the next step
+	}
 	d.mu.Lock()
 	d.next, d.nextArg, d.swapped = mod, arg, true
 	d.mu.Unlock()
@@ -186,6 +189,12 @@ func (d *Driver) worker() {
 	defer close(d.done)
 	for tokens := range d.req {
 		d.resp <- d.step(tokens)
+		if d.inst != nil && !d.spare {
+			// The next instance of this module (a switch, a regenerated
+			// reply) is prepared now that this one has answered.
+			d.rt.Prewarm(d.mod, d.vocab)
+			d.spare = true
+		}
 	}
 	d.drop()
 }
@@ -204,6 +213,7 @@ func (d *Driver) step(tokens []int32) outcome {
 	if d.inst != nil && (len(tokens) < d.told || d.told < d.replyStart) && d.reg != nil {
 		// A new reply is the next use of the module: pick up a rebuilt file.
 		if m := d.reg.refresh(d.mod, d.log); m != d.mod {
+			d.rt.forget(d.mod)
 			d.mod = m
 			d.drop()
 		}
@@ -212,12 +222,11 @@ func (d *Driver) step(tokens []int32) outcome {
 		d.drop() // the conversation was rewound or replaced (regenerate, load)
 	}
 	if d.inst == nil {
-		st := &instanceState{kv: d.kv, vocab: d.vocab, rng: rand.NewChaCha8([32]byte{'d', 'w'}), logf: d.log}
-		inst, err := d.rt.instantiate(d.mod, st, d.arg)
+		inst, err := d.rt.newInstance(d.mod, d.vocab, d.arg, d.kv, d.log)
 		if err != nil {
 			return d.fault(err)
 		}
-		d.inst, d.told = inst, 0
+		d.inst, d.told, d.spare = inst, 0, false
 	}
 	if d.told < d.replyStart {
 		rc, err := d.inst.callTokens(d.inst.begin, "dw_begin", tokens[d.told:d.replyStart])
@@ -234,6 +243,7 @@ func (d *Driver) step(tokens []int32) outcome {
 	if err != nil {
 		return d.fault(err)
 	}
+
 	d.seen = append(d.seen[:d.told], tokens[d.told:]...)
 	d.told = len(tokens) - min(res.backtrack, len(tokens)-d.replyStart)
 	return outcome{active: true, res: res}

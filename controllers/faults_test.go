@@ -68,7 +68,10 @@ func TestInitFaults(t *testing.T) {
 		reason, wat, want string
 	}{
 		{"dw_init refusing its argument", watModule("(i32.const 3)", "(i32.const 0)", ""), "refused its argument"},
-		{"another ABI version", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(func (export "dw_abi_version") (result i32) (i32.const 1))`, `(func (export "dw_abi_version") (result i32) (i32.const 3))`, 1), "ABI version 3"},
+		{"another ABI version", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(func (export "dw_abi_version") (result i32) (i32.const 2))`, `(func (export "dw_abi_version") (result i32) (i32.const 1))`, 1), "ABI version 1"},
+		{"dw_load refusing the vocabulary", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(result i32) (i32.const 0))
+  (func (export "dw_init")`, `(result i32) (i32.const 5))
+  (func (export "dw_init")`, 1), "refused the vocabulary"},
 		{"a runaway dw_init", watModule("(loop $l (br $l)) (i32.const 0)", "(i32.const 0)", ""), "ran past its 2s time budget"},
 		{"proc_exit", strings.Replace(watModule("(call $exit (i32.const 3)) (i32.const 0)", "(i32.const 0)", ""), "(module", `(module (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))`, 1), "proc_exit(3)"},
 	}
@@ -90,8 +93,8 @@ func TestLoadErrors(t *testing.T) {
 		reason, src, want string
 	}{
 		{"not Wasm at all", "hello", "neither a Wasm binary nor valid WAT"},
-		{"missing exports", `(module (memory (export "memory") 1))`, "missing exports dw_abi_version, dw_alloc, dw_begin, dw_init, dw_step"},
-		{"a wrong signature", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(func (export "dw_abi_version") (result i32) (i32.const 1))`, `(func (export "dw_abi_version") (param i32) (result i32) (i32.const 1))`, 1), "export dw_abi_version has type (i32)->(i32)"},
+		{"missing exports", `(module (memory (export "memory") 1))`, "missing exports dw_abi_version, dw_alloc, dw_begin, dw_init, dw_load, dw_step"},
+		{"a wrong signature", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(func (export "dw_abi_version") (result i32) (i32.const 2))`, `(func (export "dw_abi_version") (param i32) (result i32) (i32.const 2))`, 1), "export dw_abi_version has type (i32)->(i32)"},
 		{"an import outside the ABI", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), "(module", `(module (import "env" "open" (func))`, 1), "may import only driftwood and wasi_snapshot_preview1"},
 		{"an unknown driftwood import", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), "(module", `(module (import "driftwood" "exec" (func))`, 1), "driftwood.exec"},
 	}

@@ -28,7 +28,7 @@ func watModule(init, step, extra string) string {
   (global $heap (mut i32) (i32.const 8192))
   (global $steps (mut i32) (i32.const 0))
   (data (i32.const 512) "steps")
-  (func (export "dw_abi_version") (result i32) (i32.const 1))
+  (func (export "dw_abi_version") (result i32) (i32.const 2))
   (func (export "dw_alloc") (param $n i32) (result i32)
     (local $p i32)
     (local.set $p (global.get $heap))
@@ -36,7 +36,8 @@ func watModule(init, step, extra string) string {
     (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
       (then (drop (memory.grow (i32.add (i32.shr_u (global.get $heap) (i32.const 16)) (i32.const 1))))))
     (local.get $p))
-  (func (export "dw_init") (param i32 i32 i32 i32 i32) (result i32) ` + init + `)
+  (func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_init") (param i32 i32) (result i32) ` + init + `)
   (func (export "dw_begin") (param $p i32) (param $n i32) (result i32) (i32.const 0))
   (func (export "dw_step") (param $p i32) (param $n i32) (result i32)
     ;; record how many tokens each step was given, as one byte per step
@@ -282,5 +283,66 @@ func TestApplyMaskCounts(t *testing.T) {
 	allowed, dense, count := d.applyMask(make([]float32, 127), sparse)
 	if !slices.Equal(allowed, []int32{5}) || dense != nil || count != 1 {
 		t.Errorf("sparse: %v %v %d, want [5] (127 is past the vocabulary)", allowed, dense, count)
+	}
+}
+
+// TestSpareInstances checks that the runtime keeps a spare instance of a
+// module in use, that a switch takes it (with the conversation's store
+// attached), and that closing the runtime while one is prepared is safe.
+func TestSpareInstances(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	mod := h.load(t, "only7", allowOnly(7))
+	d.Use(mod, "first")
+	if reply, _, _ := h.reply(t, d, nil, 4, 1, nil); !slices.Equal(reply, []int32{7, 7, 7, 7}) {
+		t.Fatalf("reply %v", reply)
+	}
+	h.rt.work.Wait()
+	key := spareKey{mod, h.vocab}
+	spare := h.rt.spares[key]
+	if spare == nil {
+		t.Fatal("no spare instance after the first reply")
+	}
+	d.Use(mod, "second") // a switch: the spare becomes the controller
+	if reply, _, _ := h.reply(t, d, nil, 4, 1, nil); !slices.Equal(reply, []int32{7, 7, 7, 7}) {
+		t.Fatalf("reply after the switch %v", reply)
+	}
+	if d.inst != spare {
+		t.Error("the switch did not take the spare")
+	}
+	if v, _ := d.KV().Get("steps"); len(v) != 8 {
+		t.Errorf("store after two replies of 4 steps holds %d step records, want 8", len(v))
+	}
+	h.rt.work.Wait()
+	if h.rt.spares[key] == nil || h.rt.spares[key] == spare {
+		t.Error("no new spare after the switch")
+	}
+
+	rt := NewRuntime(DefaultLimits(), "")
+	m, err := rt.Load("only7", []byte(allowOnly(7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Prewarm(m, h.vocab)
+	rt.Close() // waits for the preparation, then frees it
+	if len(rt.spares) != 0 {
+		t.Error("spares left after Close")
+	}
+}
+
+// TestStoreDuringLoad checks that a guest using the key-value store in
+// dw_load, before any conversation is attached, is refused cleanly.
+func TestStoreDuringLoad(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	wat := strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""),
+		`(func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))`,
+		`(func (export "dw_load") (param i32 i32 i32) (result i32) (call $kv_append (i32.const 512) (i32.const 5) (i32.const 600) (i32.const 1)))`, 1)
+	d.Use(h.load(t, "early", wat), "")
+	reply, _, _ := h.reply(t, d, nil, 3, 0, nil)
+	if len(reply) != 3 || !strings.Contains(h.logText(), "refused the vocabulary") {
+		t.Errorf("reply %v, logs %q", reply, h.logText())
 	}
 }

@@ -92,7 +92,11 @@ func hostKVGet(c *wasmtime.Caller, kptr, klen, bptr, bcap int32) int32 {
 	if key == nil || buf == nil {
 		return -1
 	}
-	v, ok := state(c).kv.Get(string(key))
+	kv := state(c).kv
+	if kv == nil { // dw_load: no conversation yet
+		return -1
+	}
+	v, ok := kv.Get(string(key))
 	if !ok {
 		return -1
 	}
@@ -111,7 +115,7 @@ func hostKVAppend(c *wasmtime.Caller, kptr, klen, vptr, vlen int32) int32 {
 func kvWrite(c *wasmtime.Caller, kptr, klen, vptr, vlen int32, appendTo bool) int32 {
 	mem := guestMemory(c)
 	key, val := span(mem, kptr, klen), span(mem, vptr, vlen)
-	if key == nil || val == nil {
+	if key == nil || val == nil || state(c).kv == nil {
 		return -1
 	}
 	var err error

@@ -68,6 +68,7 @@ type instance struct {
 	limits Limits
 	vocabN int
 	alloc  *wasmtime.Func
+	init   *wasmtime.Func
 	begin  *wasmtime.Func
 	step   *wasmtime.Func
 	tokPtr int32 // guest buffer for tokens
@@ -75,13 +76,16 @@ type instance struct {
 	force  []int32 // forced ids copied out of the guest
 }
 
-// instantiate creates an instance of mod and runs its initialisation:
-// _initialize, the ABI version check and dw_init with arg and the
-// vocabulary, all within the init time budget.
-func (rt *Runtime) instantiate(mod *Module, st *instanceState, arg string) (*instance, error) {
+// prepare creates an instance of mod for vocab and runs what does not
+// depend on the controller's argument: _initialize, the ABI version check
+// and dw_load with the vocabulary, within the init time budget. The
+// result is a spare: start makes it a controller. logf (nil for a spare
+// prepared in the background) receives the guest's log lines.
+func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*instance, error) {
+	st := &instanceState{vocab: vocab, rng: rand.NewChaCha8([32]byte{'d', 'w'}), logf: logf}
 	store := wasmtime.NewStoreWithData(rt.engine, st)
 	store.Limiter(rt.limits.Memory, -1, -1, -1, -1)
-	in := &instance{mod: mod, store: store, state: st, limits: rt.limits, vocabN: len(st.vocab.Tokens)}
+	in := &instance{mod: mod, store: store, state: st, limits: rt.limits, vocabN: len(vocab.Tokens)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -95,7 +99,7 @@ func (rt *Runtime) instantiate(mod *Module, st *instanceState, arg string) (*ins
 		return nil, in.fault("instantiate", err)
 	}
 	in.mem = wi.GetExport(store, "memory").Memory()
-	in.alloc, in.begin, in.step = wi.GetFunc(store, "dw_alloc"), wi.GetFunc(store, "dw_begin"), wi.GetFunc(store, "dw_step")
+	in.alloc, in.init, in.begin, in.step = wi.GetFunc(store, "dw_alloc"), wi.GetFunc(store, "dw_init"), wi.GetFunc(store, "dw_begin"), wi.GetFunc(store, "dw_step")
 	if f := wi.GetFunc(store, "_initialize"); f != nil {
 		if _, err := f.Call(store); err != nil {
 			return nil, in.fault("_initialize", err)
@@ -106,26 +110,41 @@ func (rt *Runtime) instantiate(mod *Module, st *instanceState, arg string) (*ins
 	if err != nil {
 		return nil, err
 	}
-	if v < 1 || v > ABIVersion {
-		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks 1 to %d", mod.Name, v, ABIVersion)
+	if v != ABIVersion {
+		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, ABIVersion)
 	}
-	argPtr, err := in.put([]byte(arg), remaining())
+	vocabPtr, err := in.put(vocab.blob, remaining())
 	if err != nil {
 		return nil, err
 	}
-	vocabPtr, err := in.put(st.vocab.blob, remaining())
-	if err != nil {
-		return nil, err
-	}
-	rc, err := in.call(wi.GetFunc(store, "dw_init"), "dw_init", remaining(), argPtr, int32(len(arg)), vocabPtr, int32(len(st.vocab.blob)), int32(in.vocabN))
+	rc, err := in.call(wi.GetFunc(store, "dw_load"), "dw_load", remaining(), vocabPtr, int32(len(vocab.blob)), int32(in.vocabN))
 	if err != nil {
 		return nil, err
 	}
 	if rc != 0 {
-		return nil, fmt.Errorf("controller %s refused its argument %q (dw_init returned %d)", mod.Name, arg, rc)
+		return nil, fmt.Errorf("controller %s refused the vocabulary (dw_load returned %d)", mod.Name, rc)
 	}
 	ok = true
 	return in, nil
+}
+
+// start gives a prepared instance the conversation's store, its log and
+// its argument (dw_init, within the init time budget). On an error the
+// instance is closed.
+func (in *instance) start(arg string, kv *KV, logf func(string)) error {
+	in.state.kv, in.state.logf = kv, logf
+	argPtr, err := in.put([]byte(arg), in.limits.InitTime)
+	if err == nil {
+		var rc int32
+		rc, err = in.call(in.init, "dw_init", in.limits.InitTime, argPtr, int32(len(arg)))
+		if err == nil && rc != 0 {
+			err = fmt.Errorf("controller %s refused its argument %q (dw_init returned %d)", in.mod.Name, arg, rc)
+		}
+	}
+	if err != nil {
+		in.close()
+	}
+	return err
 }
 
 func (in *instance) close() {

@@ -21,14 +21,12 @@ import (
 	"github.com/bytecodealliance/wasmtime-go/v39"
 )
 
-// ABIVersion is the controller ABI this host implements. Version 2 only
-// added to version 1 (the trie import, a vocabulary buffer kept for the
-// instance's life), so modules of both run.
+// ABIVersion is the controller ABI this host implements.
 const ABIVersion = 2
 
 // Limits bound what a controller may use.
 type Limits struct {
-	// InitTime bounds _initialize plus dw_init.
+	// InitTime bounds _initialize plus dw_load, and then dw_init.
 	InitTime time.Duration
 	// StepTime bounds one dw_begin or dw_step.
 	StepTime time.Duration
@@ -56,6 +54,16 @@ type Runtime struct {
 	once     sync.Once
 	mu       sync.Mutex
 	modules  []*Module // closed with the runtime
+	spares   map[spareKey]*instance
+	pending  map[spareKey]chan struct{} // spares being prepared; closed when done
+	closed   bool
+	work     sync.WaitGroup // spare preparations in flight
+}
+
+// spareKey names what a spare instance was prepared for.
+type spareKey struct {
+	mod   *Module
+	vocab *Vocab
 }
 
 // NewRuntime starts a runtime. cacheDir holds compiled modules keyed by the
@@ -65,7 +73,8 @@ func NewRuntime(limits Limits, cacheDir string) *Runtime {
 	os.Unsetenv("RUST_BACKTRACE")
 	cfg := wasmtime.NewConfig()
 	cfg.SetEpochInterruption(true)
-	rt := &Runtime{engine: wasmtime.NewEngineWithConfig(cfg), limits: limits, cacheDir: cacheDir, stop: make(chan struct{}), stopped: make(chan struct{})}
+	rt := &Runtime{engine: wasmtime.NewEngineWithConfig(cfg), limits: limits, cacheDir: cacheDir, stop: make(chan struct{}), stopped: make(chan struct{}),
+		spares: map[spareKey]*instance{}, pending: map[spareKey]chan struct{}{}}
 	go rt.tick()
 	return rt
 }
@@ -92,10 +101,18 @@ func (rt *Runtime) tick() {
 // module after its engine would crash: the runtime frees them in order.)
 func (rt *Runtime) Close() {
 	rt.once.Do(func() {
+		rt.mu.Lock()
+		rt.closed = true
+		rt.mu.Unlock()
+		rt.work.Wait()
 		close(rt.stop)
 		<-rt.stopped
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
+		for k, in := range rt.spares {
+			in.close()
+			delete(rt.spares, k)
+		}
 		for _, m := range rt.modules {
 			m.linker.Close()
 			m.module.Close()
@@ -226,7 +243,8 @@ func firstLine(s string) string {
 var requiredExports = map[string]string{
 	"dw_abi_version": "()->(i32)",
 	"dw_alloc":       "(i32)->(i32)",
-	"dw_init":        "(i32,i32,i32,i32,i32)->(i32)",
+	"dw_load":        "(i32,i32,i32)->(i32)",
+	"dw_init":        "(i32,i32)->(i32)",
 	"dw_begin":       "(i32,i32)->(i32)",
 	"dw_step":        "(i32,i32)->(i32)",
 }
@@ -265,4 +283,77 @@ func signature(ft *wasmtime.FuncType) string {
 		return "(" + strings.Join(s, ",") + ")"
 	}
 	return list(ft.Params()) + "->" + list(ft.Results())
+}
+
+// Prewarm prepares, in the background, a spare instance of mod for vocab
+// (instantiated, initialised, the vocabulary loaded: everything but the
+// controller's argument), unless one is ready or on its way. A switch to
+// mod then costs only dw_init and the first step. One spare is kept per
+// module and vocabulary.
+func (rt *Runtime) Prewarm(mod *Module, vocab *Vocab) {
+	key := spareKey{mod, vocab}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed || rt.spares[key] != nil || rt.pending[key] != nil {
+		return
+	}
+	done := make(chan struct{})
+	rt.pending[key] = done
+	rt.work.Add(1)
+	go func() {
+		defer rt.work.Done()
+		in, err := rt.prepare(mod, vocab, nil)
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		delete(rt.pending, key)
+		close(done)
+		if err == nil && rt.spares[key] == nil {
+			rt.spares[key] = in
+		} else if err == nil {
+			in.close()
+		}
+		// A failed spare is dropped: newInstance prepares again in the
+		// foreground and reports the error.
+	}()
+}
+
+// newInstance returns a running instance of mod: the spare Prewarm
+// prepared (waiting for one on its way), else one prepared here; then
+// started with arg.
+func (rt *Runtime) newInstance(mod *Module, vocab *Vocab, arg string, kv *KV, logf func(string)) (*instance, error) {
+	key := spareKey{mod, vocab}
+	rt.mu.Lock()
+	done := rt.pending[key]
+	rt.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	rt.mu.Lock()
+	in := rt.spares[key]
+	delete(rt.spares, key)
+	rt.mu.Unlock()
+	if in != nil {
+		in.state.logf = logf
+	} else {
+		var err error
+		if in, err = rt.prepare(mod, vocab, logf); err != nil {
+			return nil, err
+		}
+	}
+	if err := in.start(arg, kv, logf); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// forget drops the spare of a module that a newer build replaced.
+func (rt *Runtime) forget(mod *Module) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for k, in := range rt.spares {
+		if k.mod == mod {
+			in.close()
+			delete(rt.spares, k)
+		}
+	}
 }

@@ -28,7 +28,8 @@ const watPrelude = `
   (memory (export "memory") 1)
   (global $heap (mut i32) (i32.const 8192))
   (global $steps (mut i32) (i32.const 0))
-  (func (export "dw_abi_version") (result i32) (i32.const 1))
+  (func (export "dw_abi_version") (result i32) (i32.const 2))
+  (func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))
   (func (export "dw_alloc") (param $n i32) (result i32)
     (local $p i32)
     (local.set $p (global.get $heap))
@@ -48,7 +49,7 @@ func testControllers() map[string]string {
   (data (i32.const 700) "abc is on")
   (data (i32.const 1024) "\01\00\00\00\00\08\00\00")
   (data (i32.const 2052) "\07")
-  (func (export "dw_init") (param i32 i32 i32 i32 i32) (result i32)
+  (func (export "dw_init") (param i32 i32) (result i32)
     (call $log (i32.const 700) (i32.const 9)) (i32.const 0))
   (func (export "dw_step") (param i32 i32) (result i32) (i32.const 1024)))`,
 		// bang forces "!" (id 0) eight times, then stops the reply.
@@ -56,14 +57,14 @@ func testControllers() map[string]string {
   (data (i32.const 1024) "\08\00\00\00\00\00\00\00\00\00\00\00\00\10\00\00\01\00\00\00")
   (data (i32.const 1056) "\02\00\00\00")
   (data (i32.const 4096) "\00\00\00\00")
-  (func (export "dw_init") (param i32 i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_init") (param i32 i32) (result i32) (i32.const 0))
   (func (export "dw_step") (param i32 i32) (result i32)
     (global.set $steps (i32.add (global.get $steps) (i32.const 1)))
     (if (result i32) (i32.le_u (global.get $steps) (i32.const 8))
       (then (i32.const 1024)) (else (i32.const 1056)))))`,
 		// trap faults at its first step.
 		"trap": `(module` + watPrelude + `
-  (func (export "dw_init") (param i32 i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_init") (param i32 i32) (result i32) (i32.const 0))
   (func (export "dw_step") (param i32 i32) (result i32)
     (global.set $steps (i32.add (global.get $steps) (i32.const 1)))
     (if (i32.eq (global.get $steps) (i32.const 1)) (then unreachable))

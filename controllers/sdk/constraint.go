@@ -30,10 +30,11 @@ type ConstraintOptions struct {
 	// starts with the same bytes, they are forced instead of sampled.
 	NoForce bool
 	// WarmUp is the work NewConstraint may spend computing the masks of
-	// the states nearest the start, in trie nodes walked (default
-	// 250,000: a few ms natively, some 10 ms in Wasm; it makes a swap
-	// slower and the first steps faster); negative: only the start
-	// state's.
+	// the states nearest the start, in trie nodes walked (some 40 ns
+	// each in Wasm): it makes Init, so a switch to the controller,
+	// slower and the first steps faster. By default (0 or negative)
+	// only the start state's mask is computed; the others are computed
+	// on first use and cached for the instance's life.
 	WarmUp int
 	// MaxCache bounds the bytes of cached masks (default 32 MiB); the
 	// cache is emptied when it is full. Masks that allow few tokens are
@@ -109,10 +110,10 @@ func NewConstraint[S comparable](g Grammar[S], v *Vocab, h Host, opts Constraint
 	c.eot, _ = v.EndOfTurn()
 	if tc, ok := g.(TokenClasses[S]); ok {
 		c.tc = tc
-		c.classes()
+		c.class = v.tokenClasses(tc)
 	}
 	c.Reset()
-	c.warm(max(cmp.Or(opts.WarmUp, 250_000), 1))
+	c.warm(max(cmp.Or(opts.WarmUp, -1), 1))
 	return c
 }
 

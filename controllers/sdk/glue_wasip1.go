@@ -4,12 +4,15 @@ package sdk
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
 // The instance's state between calls from the host.
 var (
-	ctrl   Controller
+	ctrl   Controller // after a successful dw_init
+	loaded Controller // after dw_load
+	vocab  *Vocab
 	result Result                 // the last step's answer, kept alive with its mask and forced tokens
 	record [ResultSize / 4]uint32 // the result record, 4-byte aligned
 	pinned [][]byte               // buffers handed out by dw_alloc, never freed
@@ -35,10 +38,13 @@ func dwAlloc(size int32) unsafe.Pointer {
 	return unsafe.Pointer(&buf[0])
 }
 
-// dwInit creates the registered controller and initialises it.
+// dwLoad reads the vocabulary, fetches the host's token trie and creates
+// the controller, calling its Load: the work that does not depend on the
+// argument, done before the host needs the controller (it keeps
+// instances so prepared for quick switches).
 //
-//go:wasmexport dw_init
-func dwInit(argPtr unsafe.Pointer, argLen int32, vocabPtr unsafe.Pointer, vocabLen, nVocab int32) int32 {
+//go:wasmexport dw_load
+func dwLoad(vocabPtr unsafe.Pointer, vocabLen, nVocab int32) int32 {
 	defer logPanic()
 	if newController == nil {
 		host.Log("sdk: no controller registered: call sdk.Register from an init function")
@@ -49,13 +55,49 @@ func dwInit(argPtr unsafe.Pointer, argLen int32, vocabPtr unsafe.Pointer, vocabL
 		host.Log("sdk: " + err.Error())
 		return 1
 	}
+	v.Trie()
 	c := newController()
-	if err := c.Init(string(bytesAt(argPtr, argLen)), v, host); err != nil {
+	if l, ok := c.(Loader); ok {
+		l.Load(v)
+	}
+	vocab, loaded = v, c
+	prefault()
+	return 0
+}
+
+// dwInit initialises the controller with its argument.
+//
+//go:wasmexport dw_init
+func dwInit(argPtr unsafe.Pointer, argLen int32) int32 {
+	defer logPanic()
+	if loaded == nil {
+		host.Log("sdk: dw_init before a successful dw_load")
+		return 1
+	}
+	if err := loaded.Init(string(bytesAt(argPtr, argLen)), vocab, host); err != nil {
 		host.Log(err.Error())
 		return 1
 	}
-	ctrl = c
+	ctrl = loaded
 	return 0
+}
+
+// prefaultBytes is the heap dw_load touches for dw_init and the first
+// steps to reuse.
+const prefaultBytes = 1 << 20
+
+// prefault touches and frees some heap, so that dw_init and the first
+// steps, which the host times, allocate memory already mapped in: a
+// first touch of a page costs a fault in the host (tens of µs on some
+// VMs), and dw_load runs while the host prepares a spare instance in the
+// background.
+func prefault() {
+	scratch := make([]byte, prefaultBytes)
+	for i := 0; i < len(scratch); i += 4096 {
+		scratch[i] = 1
+	}
+	runtime.KeepAlive(scratch)
+	runtime.GC()
 }
 
 // dwBegin starts a reply.

@@ -58,10 +58,19 @@ type Controller interface {
 	Step(appended []int32, r *Result)
 }
 
+// Loader is an optional interface of a Controller. The SDK calls Load
+// when the host prepares the instance (dw_load), before Init and often
+// well ahead of it: work that needs the vocabulary but not the argument
+// (precomputed tables, Vocab.PrepareClasses) done there is off the time
+// a switch to the controller takes.
+type Loader interface {
+	Load(v *Vocab)
+}
+
 // newController is the constructor given to Register.
 var newController func() Controller
 
 // Register sets the constructor of the module's controller; call it from
 // an init function of package main. The SDK calls it once per instance,
-// at dw_init.
+// at dw_load.
 func Register(f func() Controller) { newController = f }

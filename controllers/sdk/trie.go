@@ -83,7 +83,11 @@ func (s *ByteSet) Each(f func(b byte)) {
 }
 
 // NewTrie builds the trie of v's ordinary tokens.
-func NewTrie(v *Vocab) *Trie { return buildTrie(v, sortedTokens(v)) }
+func NewTrie(v *Vocab) *Trie {
+	t := buildTrie(v, sortedTokens(v))
+	t.setBelow()
+	return t
+}
 
 // sortedTokens returns v's ordinary tokens ordered by their bytes.
 func sortedTokens(v *Vocab) []int32 {
@@ -102,7 +106,8 @@ func sortedTokens(v *Vocab) []int32 {
 	return order
 }
 
-// Without returns the trie of t's tokens for which drop is false.
+// Without returns the trie of t's tokens for which drop is false, without
+// byte sets (every Below is 0).
 func (t *Trie) Without(v *Vocab, drop func(id int32) bool) *Trie {
 	return buildTrie(v, slices.DeleteFunc(slices.Clone(t.IDs), drop))
 }
@@ -134,7 +139,7 @@ func buildTrie(v *Vocab, order []int32) *Trie {
 		t.Nodes[n].End = uint32(len(t.Nodes))
 	}
 	t.Nodes = append(t.Nodes, TrieNode{End: uint32(len(t.Nodes) + 1), First: uint32(len(t.IDs))})
-	t.setBelow()
+	t.Sets = []ByteSet{{}}
 	return t
 }
 
@@ -151,7 +156,6 @@ func (t *Trie) setBelow() {
 			below[i].Union(&below[j])
 		}
 	}
-	t.Sets = []ByteSet{{}}
 	index := map[ByteSet]uint32{{}: 0}
 	for i := range n {
 		if len(t.Subtree(i)) < bulkTokens {

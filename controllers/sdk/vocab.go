@@ -17,8 +17,9 @@ type Vocab struct {
 	entry   []uint32 // entry[id]: offset of id's entry in data; entry[n] = len(data)
 	longest int      // bytes of the longest token
 
-	byteTok *[256]int32 // single-byte tokens, built on first use by Spell
-	trie    *Trie       // the host's, or built on first use by Trie
+	byteTok *[256]int32             // single-byte tokens, built on first use by Spell
+	trie    *Trie                   // the host's, or built on first use by Trie
+	classes map[string][]tokenClass // by classifier type, see PrepareClasses
 }
 
 // Vocabulary entry layout: u8 flags, u16 length, then the bytes.

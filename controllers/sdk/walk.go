@@ -1,6 +1,9 @@
 package sdk
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // TokenClasses is an optional interface of a Grammar that makes masks
 // cheaper to compute. A class is a set of tokens that some states decide
@@ -8,13 +11,21 @@ import "slices"
 // plain characters is allowed as long as its length fits the string's
 // limit. Such states skip the class's tokens in their trie walk.
 type TokenClasses[S comparable] interface {
-	// TokenClass returns the class (1 or more) of the token whose bytes
-	// are b and the token's cost, or 0 when it belongs to no class.
-	TokenClass(b []byte) (class, cost int)
+	TokenClassifier
 	// StateClass returns a class that s decides as a whole, and the
 	// budget: from s, the class's tokens that cost at most budget are
 	// allowed and the others are not. It returns 0 when there is none.
 	StateClass(s S) (class, budget int)
+}
+
+// TokenClassifier sorts tokens into the classes of TokenClasses.
+type TokenClassifier interface {
+	// TokenClass returns the class (1 or more) of the token whose bytes
+	// are b and the token's cost, or 0 when it belongs to no class. It
+	// must depend on b alone: the classes are computed once per
+	// vocabulary and classifier type, and shared (see
+	// Vocab.PrepareClasses).
+	TokenClass(b []byte) (class, cost int)
 }
 
 // TrieWalker is an optional interface of a Grammar that walks a Trie
@@ -64,19 +75,29 @@ func (c *Constraint[S]) walkTrie(t *Trie, s S, m *Mask, collect func(S)) (live b
 	return live, visited
 }
 
-// classes sorts the vocabulary into the grammar's token classes.
-func (c *Constraint[S]) classes() {
+// PrepareClasses computes the token classes of tc's type over v, which
+// constraints whose grammar has this type then share. A controller calls
+// it from Load (see Loader), so that the work is done before its Init.
+func (v *Vocab) PrepareClasses(tc TokenClassifier) { v.tokenClasses(tc) }
+
+// tokenClasses returns the classes of tc's type, computing them on first
+// use.
+func (v *Vocab) tokenClasses(tc TokenClassifier) []tokenClass {
+	key := fmt.Sprintf("%T", tc)
+	if cl, ok := v.classes[key]; ok {
+		return cl
+	}
 	type member struct {
 		id   int32
 		cost int
 	}
 	var members [][]member
-	class := make([]int, c.v.Len())
-	for id := range int32(c.v.Len()) {
-		if !c.v.ordinary(id) {
+	class := make([]int, v.Len())
+	for id := range int32(v.Len()) {
+		if !v.ordinary(id) {
 			continue
 		}
-		k, cost := c.tc.TokenClass(c.v.Token(id))
+		k, cost := tc.TokenClass(v.Token(id))
 		if k <= 0 {
 			continue
 		}
@@ -84,21 +105,26 @@ func (c *Constraint[S]) classes() {
 			members = append(members, nil)
 		}
 		class[id] = k
-		members[k-1] = append(members[k-1], member{int32(id), cost})
+		members[k-1] = append(members[k-1], member{id, cost})
 	}
-	c.class = make([]tokenClass, len(members))
+	cl := make([]tokenClass, len(members))
 	for i, ms := range members {
 		k := i + 1
-		tc := &c.class[i]
-		tc.trie = c.trie.Without(c.v, func(id int32) bool { return class[id] == k })
+		c := &cl[i]
+		c.trie = v.Trie().Without(v, func(id int32) bool { return class[id] == k })
 		slices.SortFunc(ms, func(a, b member) int { return a.cost - b.cost })
-		m := NewMask(c.v.Len())
+		m := NewMask(v.Len())
 		for j, mb := range ms {
 			m.Allow(mb.id)
 			if j == len(ms)-1 || ms[j+1].cost != mb.cost {
-				tc.costs = append(tc.costs, mb.cost)
-				tc.masks = append(tc.masks, &Mask{words: slices.Clone(m.words), n: m.n})
+				c.costs = append(c.costs, mb.cost)
+				c.masks = append(c.masks, &Mask{words: slices.Clone(m.words), n: m.n})
 			}
 		}
 	}
+	if v.classes == nil {
+		v.classes = map[string][]tokenClass{}
+	}
+	v.classes[key] = cl
+	return cl
 }

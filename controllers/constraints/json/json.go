@@ -39,6 +39,10 @@ type Controller struct {
 // New returns a JSON controller.
 func New() *Controller { return new(Controller) }
 
+// Load sorts the vocabulary's tokens into the grammar's classes (plain
+// string characters), which do not depend on the schema.
+func (c *Controller) Load(v *sdk.Vocab) { v.PrepareClasses(newGrammar()) }
+
 // Init compiles the schema.
 func (c *Controller) Init(arg string, v *sdk.Vocab, h sdk.Host) error {
 	g := newGrammar()

@@ -62,9 +62,13 @@
     (global.set $heap (local.get $end))
     (local.get $ptr))
 
-  ;; dw_init(arg_ptr, arg_len, vocab_ptr, vocab_len, n_vocab) -> 0: this
-  ;; controller needs neither its argument nor the vocabulary.
-  (func (export "dw_init") (param i32 i32 i32 i32 i32) (result i32)
+  ;; dw_load(vocab_ptr, vocab_len, n_vocab) -> 0: this controller does
+  ;; not need the vocabulary.
+  (func (export "dw_load") (param i32 i32 i32) (result i32)
+    (i32.const 0))
+
+  ;; dw_init(arg_ptr, arg_len) -> 0: nor its argument.
+  (func (export "dw_init") (param i32 i32) (result i32)
     (i32.const 0))
 
   ;; dw_begin(tokens_ptr, n_tokens) -> 0: a reply starts.

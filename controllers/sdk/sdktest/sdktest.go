@@ -131,8 +131,12 @@ type Session struct {
 	result sdk.Result
 }
 
-// NewSession calls c.Init with arg, v and h.
+// NewSession calls c.Load (when c is an sdk.Loader) and c.Init with arg,
+// v and h, as the host does.
 func NewSession(c sdk.Controller, arg string, v *sdk.Vocab, h *Host) (*Session, error) {
+	if l, ok := c.(sdk.Loader); ok {
+		l.Load(v)
+	}
 	if err := c.Init(arg, v, h); err != nil {
 		return nil, err
 	}
