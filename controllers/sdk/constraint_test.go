@@ -155,3 +155,37 @@ func TestSessionAppliesResults(t *testing.T) {
 		t.Error("a forced token outside the vocabulary passed")
 	}
 }
+
+// counted is a Grammar that counts its transitions.
+type counted struct {
+	words
+	next *int
+}
+
+func (c counted) Next(s string, b byte) (string, bool) {
+	*c.next++
+	return c.words.Next(s, b)
+}
+
+// TestConstraintWarmUp checks that WarmUp computes the masks of the
+// states after the first tokens in advance: a step into one of them then
+// only follows the token's bytes, while without it the step walks the
+// trie.
+func TestConstraintWarmUp(t *testing.T) {
+	g := words{"abc", "ba", "bb", "cab"}
+	for _, warm := range []int{0, 1_000_000} {
+		n := 0
+		c := sdk.NewConstraint[string](counted{g, &n}, toy(), nil, sdk.ConstraintOptions{NoForce: true, WarmUp: warm})
+		var r sdk.Result
+		c.Step(nil, &r)
+		r.Reset()
+		n = 0
+		c.Step([]int32{1}, &r) // "b": "a" or "b" may follow
+		if !slices.Equal(ids(r.Mask), []int32{0, 1}) {
+			t.Fatalf("warm-up %d: mask after b %v", warm, ids(r.Mask))
+		}
+		if walked := n > 1; walked != (warm == 0) {
+			t.Errorf("warm-up %d: the step took %d transitions", warm, n)
+		}
+	}
+}
