@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
 )
 
 // DefaultModel is the model offered on first run: Llama 3.2 1B Instruct in
@@ -122,4 +124,41 @@ func describe(err error) error {
 		return fmt.Errorf("%d: %s", row, msg)
 	}
 	return fmt.Errorf(" %w", err)
+}
+
+// RememberModel sets model as the configured model in the file at path,
+// when the file configures none: the line is added at the top, and the
+// rest of the file (comments included) is kept as it is; a missing file
+// (and its folder) is created. It reports whether it wrote the file. The
+// result is checked with Parse before it replaces the file, atomically.
+func RememberModel(path, model string) (bool, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	c := Default()
+	if err := Parse(old, &c); err != nil {
+		return false, fmt.Errorf("%s:%w", path, err)
+	}
+	if c.Model != "" {
+		return false, nil
+	}
+	line, err := toml.Marshal(struct {
+		Model string `toml:"model"`
+	}{model})
+	if err != nil {
+		return false, err
+	}
+	data := append(line, old...)
+	if err := Parse(data, &c); err != nil || c.Model != model {
+		return false, fmt.Errorf("%s: adding model = %q would not parse: %v", path, model, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	err = atomicfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	return err == nil, err
 }

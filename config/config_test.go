@@ -72,3 +72,42 @@ func TestPathHonoursXDG(t *testing.T) {
 		t.Errorf("Path() = %q", got)
 	}
 }
+
+func TestRememberModel(t *testing.T) {
+	dir := t.TempDir()
+	// A missing file, in a missing folder, is created.
+	path := filepath.Join(dir, "new", "config.toml")
+	if wrote, err := RememberModel(path, `org/a "quoted" \ model`); err != nil || !wrote {
+		t.Fatalf("wrote %v, %v", wrote, err)
+	}
+	if c, err := Load(path); err != nil || c.Model != `org/a "quoted" \ model` {
+		t.Fatalf("read back %q, %v", c.Model, err)
+	}
+	// An existing file without a model keeps its comments and tables.
+	path = filepath.Join(dir, "config.toml")
+	rest := "# my settings\nthreads = 2\n\n[sampling]\ntemperature = 0.5\n"
+	os.WriteFile(path, []byte(rest), 0o644)
+	if wrote, err := RememberModel(path, "org/b"); err != nil || !wrote {
+		t.Fatalf("wrote %v, %v", wrote, err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.HasSuffix(string(data), rest) || !strings.HasPrefix(string(data), "model = ") {
+		t.Errorf("file became %q", data)
+	}
+	if c, err := Load(path); err != nil || c.Model != "org/b" || c.Threads != 2 || c.Sampling.Temperature != 0.5 {
+		t.Errorf("read back %+v, %v", c, err)
+	}
+	// A configured model is never replaced.
+	if wrote, err := RememberModel(path, "org/c"); err != nil || wrote {
+		t.Errorf("replaced a configured model: %v, %v", wrote, err)
+	}
+	// A broken file is left alone, with the error naming it.
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("temperatur = 1\n"), 0o644)
+	if _, err := RememberModel(bad, "org/d"); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("broken file: %v", err)
+	}
+	if data, _ := os.ReadFile(bad); string(data) != "temperatur = 1\n" {
+		t.Errorf("broken file changed to %q", data)
+	}
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -114,6 +115,7 @@ func (m *Model) onPickerKey(k tea.KeyPressMsg) tea.Cmd {
 	m.picker = nil
 	switch p.kind {
 	case pickModel:
+		m.picked = cmp.Or(chosen.label, chosen.value) // a repo id rather than its snapshot folder
 		return m.loadModel(chosen.value, chosen.label)
 	case pickController:
 		return m.host.get(chosen.value, "")
@@ -131,6 +133,7 @@ func (m *Model) onTypeModelKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		m.input.Reset()
+		m.picked = name
 		return m.loadModel(name, "")
 	case key.Matches(k, keys.Back):
 		m.openModelPicker()

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	goldenfile "github.com/charmbracelet/x/exp/golden"
 
+	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
@@ -137,10 +138,12 @@ func TestCtrlCLadderInChat(t *testing.T) {
 }
 
 // TestFirstRunPicker: with no model configured, the models in the
-// Hugging Face cache are offered; choosing one loads it.
+// Hugging Face cache are offered; choosing one loads it and remembers its
+// repo id in the config file.
 func TestFirstRunPicker(t *testing.T) {
 	opt := testOptions(t)
 	opt.Model = ""
+	opt.ConfigPath = filepath.Join(t.TempDir(), "driftwood", "config.toml")
 	cacheTiny(t, opt.Hub.CacheDir)
 	c := startChat(t, opt, nil)
 	s := c.wait("the picker", func(s snapshot) bool { return s.state == statePickModel })
@@ -148,6 +151,10 @@ func TestFirstRunPicker(t *testing.T) {
 	c.key(enter)
 	if s := c.loaded(); !strings.Contains(plain(s.screen), "org/tiny") {
 		t.Errorf("status bar does not name org/tiny:\n%s", plain(s.screen))
+	}
+	c.wait("the note", func(s snapshot) bool { return strings.Contains(plain(s.screen), "remembered org/tiny") })
+	if cfg, err := config.Load(opt.ConfigPath); err != nil || cfg.Model != "org/tiny" {
+		t.Errorf("config file model %q, %v; want org/tiny", cfg.Model, err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/hub"
@@ -47,6 +48,9 @@ type Model struct {
 	dirty   bool
 	// resumed is set once the session of the options was restored.
 	resumed bool
+	// picked is the model chosen in the picker (a repo id or a folder)
+	// while it loads, to remember in the config file once it has.
+	picked string
 	// used mirrors the context positions held; stats are the last
 	// reply's.
 	used  int
@@ -261,12 +265,30 @@ func (m *Model) onModelLoaded(msg modelLoadedMsg) tea.Cmd {
 	m.transcript.label = m.model.Name
 	m.transcript.reset(m.conv.Messages())
 	m.say("loaded " + m.model.Describe() + " in " + formatMillis(m.model.LoadTime))
+	m.rememberModel()
 	cmds := []tea.Cmd{m.host.waitLog(m.ctx.Done())}
 	if !m.resumed {
 		m.resumed = true
 		cmds = append(cmds, m.resume())
 	}
 	return tea.Batch(cmds...)
+}
+
+// rememberModel writes the model chosen in the picker to the config file
+// when it names none, so that the next start loads it.
+func (m *Model) rememberModel() {
+	picked := m.picked
+	m.picked = ""
+	if picked == "" || m.opt.ConfigPath == "" || m.opt.Config.Model != "" {
+		return
+	}
+	switch wrote, err := config.RememberModel(m.opt.ConfigPath, picked); {
+	case err != nil:
+		m.say("could not remember the model: " + err.Error())
+	case wrote:
+		m.opt.Config.Model = picked
+		m.say("remembered " + picked + " as your model in " + m.opt.ConfigPath)
+	}
 }
 
 // resume restores the session the options name, if any.

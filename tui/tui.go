@@ -35,6 +35,9 @@ type Options struct {
 	// Config gives the defaults: threads, context window, reply length,
 	// system prompt and sampling (its Model is offered in the picker).
 	Config config.Config
+	// ConfigPath is the config file, where a model chosen in the picker
+	// is remembered when Config names none ("" remembers nothing).
+	ConfigPath string
 	// Session resumes the named session (or starts it, when there is
 	// none of that name); Continue resumes the latest one.
 	Session  string

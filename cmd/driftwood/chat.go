@@ -80,6 +80,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	return tui.Options{
 		Model:          *model,
 		Config:         cfg,
+		ConfigPath:     *configPath,
 		Session:        *session,
 		Continue:       *cont,
 		Sessions:       store,
