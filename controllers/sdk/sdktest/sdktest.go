@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"testing"
 
 	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
@@ -151,3 +152,34 @@ func NewSession(c sdk.Controller, arg string, v *sdk.Vocab, h *Host) (*Session, 
 	}
 	return s, nil
 }
+
+// ByteVocab is a small vocabulary for quick tests and fuzzing: every
+// single byte (ids 0-255), a few words and, last, <|eot_id|> (special).
+func ByteVocab() *sdk.Vocab {
+	var tokens [][]byte
+	for b := range 256 {
+		tokens = append(tokens, []byte{byte(b)})
+	}
+	for _, w := range []string{" the", "ing", "\":", "{\"", "\"}", "[\"", "true", "null", "12", "é", " a", "Hello"} {
+		tokens = append(tokens, []byte(w))
+	}
+	tokens = append(tokens, []byte("<|eot_id|>"))
+	special := make([]bool, len(tokens))
+	special[len(tokens)-1] = true
+	return sdk.NewVocab(tokens, special)
+}
+
+// Fuzz runs a reply of the controller new makes, with arg, over
+// ByteVocab: an argument the controller cannot take must give an error
+// from Init, never a panic, and a reply must not panic either.
+func Fuzz(t testing.TB, new func() sdk.Controller, arg string, seed uint64) {
+	s, err := NewSession(new(), arg, byteVocab(), NewHost(nil))
+	if err != nil {
+		return
+	}
+	if _, err := s.Reply(Options{Seed: seed, MaxTokens: 24, EndBias: 0.2}); err != nil {
+		t.Fatalf("argument %q: %v", arg, err)
+	}
+}
+
+var byteVocab = sync.OnceValue(ByteVocab)

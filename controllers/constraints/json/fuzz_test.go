@@ -1,0 +1,21 @@
+package json
+
+import (
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/controllers/sdk"
+	"github.com/driftwoodlabs/driftwood/controllers/sdk/sdktest"
+)
+
+// FuzzInit: any argument (a schema typed by a user) gives an error or a
+// working controller, never a panic.
+func FuzzInit(f *testing.F) {
+	for _, s := range schemas {
+		f.Add(s.schema, uint64(1))
+	}
+	f.Add(`{"type":"string","maxLength":-3}`, uint64(2))
+	f.Add(`{"properties":{"a":{"enum":[]}},"required":["a","b"]}`, uint64(3))
+	f.Fuzz(func(t *testing.T, arg string, seed uint64) {
+		sdktest.Fuzz(t, func() sdk.Controller { return New() }, arg, seed)
+	})
+}
