@@ -94,6 +94,9 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"not Wasm at all", "hello", "neither a Wasm binary nor valid WAT"},
 		{"missing exports", `(module (memory (export "memory") 1))`, "missing exports dw_abi_version, dw_alloc, dw_begin, dw_init, dw_load, dw_step"},
+		{"a version 1 module", strings.Replace(strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""),
+			`(func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))`, "", 1),
+			`(func (export "dw_init") (param i32 i32)`, `(func (export "dw_init") (param i32 i32 i32 i32 i32)`, 1), "built for ABI version 1"},
 		{"a wrong signature", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), `(func (export "dw_abi_version") (result i32) (i32.const 2))`, `(func (export "dw_abi_version") (param i32) (result i32) (i32.const 2))`, 1), "export dw_abi_version has type (i32)->(i32)"},
 		{"an import outside the ABI", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), "(module", `(module (import "env" "open" (func))`, 1), "may import only driftwood and wasi_snapshot_preview1"},
 		{"an unknown driftwood import", strings.Replace(watModule("(i32.const 0)", "(i32.const 0)", ""), "(module", `(module (import "driftwood" "exec" (func))`, 1), "driftwood.exec"},

@@ -249,10 +249,16 @@ var requiredExports = map[string]string{
 	"dw_step":        "(i32,i32)->(i32)",
 }
 
+// v1Init is the signature of dw_init in ABI version 1.
+const v1Init = "(i32,i32,i32,i32,i32)->(i32)"
+
 func checkExports(mod *wasmtime.Module) error {
 	have := map[string]*wasmtime.ExternType{}
 	for _, e := range mod.Exports() {
 		have[e.Name()] = e.Type()
+	}
+	if et, ok := have["dw_init"]; ok && et.FuncType() != nil && signature(et.FuncType()) == v1Init && have["dw_load"] == nil {
+		return fmt.Errorf("built for ABI version 1 (dw_init takes the vocabulary, there is no dw_load); this Driftwood speaks %d: rebuild it with this version's SDK (driftwood controllers build for the shipped ones)", ABIVersion)
 	}
 	var missing []string
 	if mt, ok := have["memory"]; !ok || mt.MemoryType() == nil {
