@@ -201,7 +201,7 @@ func BenchmarkSwap(b *testing.B) {
 					b.StopTimer()
 					rt.work.Wait() // the spare prepared after the last swap
 					if firstUse {
-						rt.forget(loaded)
+						rt.dropSpares(loaded)
 					}
 					syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 					b.StartTimer()
@@ -225,7 +225,7 @@ func BenchmarkSwap(b *testing.B) {
 					d.Close()
 					if firstUse { // free the spare of this build
 						rt.work.Wait()
-						rt.forget(mod)
+						rt.forget(mod) // a build never used again
 					}
 					b.StartTimer()
 				}

@@ -181,6 +181,12 @@ func TestReloadOnChange(t *testing.T) {
 	if !slices.Equal(reply, []int32{9, 9, 9}) {
 		t.Errorf("after the rewrite: %v, want the new build's 9s", reply)
 	}
+	h.rt.work.Wait()
+	for k := range h.rt.spares {
+		if k.mod == mod {
+			t.Error("the replaced build still has a spare instance")
+		}
+	}
 	rewrite("(module broken")
 	reply, _, _ = h.reply(t, d, seq, 3, 1, nil)
 	if !slices.Equal(reply, []int32{9, 9, 9}) || !strings.Contains(h.logText(), "reload failed, keeping the previous build") {

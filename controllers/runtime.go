@@ -56,6 +56,7 @@ type Runtime struct {
 	modules  []*Module // closed with the runtime
 	spares   map[spareKey]*instance
 	pending  map[spareKey]chan struct{} // spares being prepared; closed when done
+	replaced map[*Module]bool           // modules a newer build replaced: no spares
 	closed   bool
 	work     sync.WaitGroup // spare preparations in flight
 }
@@ -74,7 +75,7 @@ func NewRuntime(limits Limits, cacheDir string) *Runtime {
 	cfg := wasmtime.NewConfig()
 	cfg.SetEpochInterruption(true)
 	rt := &Runtime{engine: wasmtime.NewEngineWithConfig(cfg), limits: limits, cacheDir: cacheDir, stop: make(chan struct{}), stopped: make(chan struct{}),
-		spares: map[spareKey]*instance{}, pending: map[spareKey]chan struct{}{}}
+		spares: map[spareKey]*instance{}, pending: map[spareKey]chan struct{}{}, replaced: map[*Module]bool{}}
 	go rt.tick()
 	return rt
 }
@@ -300,7 +301,7 @@ func (rt *Runtime) Prewarm(mod *Module, vocab *Vocab) {
 	key := spareKey{mod, vocab}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.closed || rt.spares[key] != nil || rt.pending[key] != nil {
+	if rt.closed || rt.replaced[mod] || rt.spares[key] != nil || rt.pending[key] != nil {
 		return
 	}
 	done := make(chan struct{})
@@ -313,7 +314,7 @@ func (rt *Runtime) Prewarm(mod *Module, vocab *Vocab) {
 		defer rt.mu.Unlock()
 		delete(rt.pending, key)
 		close(done)
-		if err == nil && rt.spares[key] == nil {
+		if err == nil && rt.spares[key] == nil && !rt.replaced[mod] {
 			rt.spares[key] = in
 		} else if err == nil {
 			in.close()
@@ -352,8 +353,17 @@ func (rt *Runtime) newInstance(mod *Module, vocab *Vocab, arg string, kv *KV, lo
 	return in, nil
 }
 
-// forget drops the spare of a module that a newer build replaced.
+// forget drops the spare of a module that a newer build replaced, and
+// keeps it from getting another.
 func (rt *Runtime) forget(mod *Module) {
+	rt.mu.Lock()
+	rt.replaced[mod] = true
+	rt.mu.Unlock()
+	rt.dropSpares(mod)
+}
+
+// dropSpares closes the ready spares of mod.
+func (rt *Runtime) dropSpares(mod *Module) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for k, in := range rt.spares {
