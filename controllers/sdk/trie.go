@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"bytes"
-	"math/bits"
 	"slices"
 )
 
@@ -54,9 +53,6 @@ type ByteSet [4]uint64
 // Add puts b in the set.
 func (s *ByteSet) Add(b byte) { s[b>>6] |= 1 << (b & 63) }
 
-// Has reports whether b is in the set.
-func (s *ByteSet) Has(b byte) bool { return s[b>>6]>>(b&63)&1 != 0 }
-
 // Union adds o's bytes to s.
 func (s *ByteSet) Union(o *ByteSet) {
 	for i := range s {
@@ -71,16 +67,6 @@ func (s *ByteSet) Without(o *ByteSet) ByteSet {
 
 // Empty reports whether s has no byte.
 func (s *ByteSet) Empty() bool { return s[0]|s[1]|s[2]|s[3] == 0 }
-
-// Each calls f with every byte of s in increasing order.
-func (s *ByteSet) Each(f func(b byte)) {
-	for i, w := range s {
-		for w != 0 {
-			f(byte(i<<6 + bits.TrailingZeros64(w)))
-			w &= w - 1
-		}
-	}
-}
 
 // NewTrie builds the trie of v's ordinary tokens.
 func NewTrie(v *Vocab) *Trie {
