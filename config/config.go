@@ -130,8 +130,16 @@ func describe(err error) error {
 // when the file configures none: the line is added at the top, and the
 // rest of the file (comments included) is kept as it is; a missing file
 // (and its folder) is created. It reports whether it wrote the file. The
-// result is checked with Parse before it replaces the file, atomically.
+// result is checked with Parse before it replaces the file, atomically,
+// keeping its permissions; a symbolic link is followed, not replaced.
 func RememberModel(path, model string) (bool, error) {
+	mode := os.FileMode(0o644)
+	if real, err := filepath.EvalSymlinks(path); err == nil { // a dotfiles link stays a link
+		path = real
+		if info, err := os.Stat(path); err == nil {
+			mode = info.Mode().Perm()
+		}
+	}
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
@@ -160,5 +168,8 @@ func RememberModel(path, model string) (bool, error) {
 		_, err := w.Write(data)
 		return err
 	})
+	if err == nil && mode != 0o644 {
+		err = os.Chmod(path, mode)
+	}
 	return err == nil, err
 }

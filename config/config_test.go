@@ -97,6 +97,26 @@ func TestRememberModel(t *testing.T) {
 	if c, err := Load(path); err != nil || c.Model != "org/b" || c.Threads != 2 || c.Sampling.Temperature != 0.5 {
 		t.Errorf("read back %+v, %v", c, err)
 	}
+	// A linked file (dotfiles) is written through the link, keeping its
+	// mode.
+	target := filepath.Join(dir, "dotfiles.toml")
+	os.WriteFile(target, []byte("threads = 1\n"), 0o600)
+	link := filepath.Join(dir, "link.toml")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := RememberModel(link, "org/l"); err != nil || !wrote {
+		t.Fatalf("through a link: %v, %v", wrote, err)
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced by a file")
+	}
+	if info, err := os.Stat(target); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("target mode %v, %v; want 0600", info.Mode(), err)
+	}
+	if c, err := Load(link); err != nil || c.Model != "org/l" || c.Threads != 1 {
+		t.Errorf("through the link read %+v, %v", c, err)
+	}
 	// A configured model is never replaced.
 	if wrote, err := RememberModel(path, "org/c"); err != nil || wrote {
 		t.Errorf("replaced a configured model: %v, %v", wrote, err)

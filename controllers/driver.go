@@ -213,7 +213,6 @@ func (d *Driver) step(tokens []int32) outcome {
 	if d.inst != nil && (len(tokens) < d.told || d.told < d.replyStart) && d.reg != nil {
 		// A new reply is the next use of the module: pick up a rebuilt file.
 		if m := d.reg.refresh(d.mod, d.log); m != d.mod {
-			d.rt.forget(d.mod)
 			d.mod = m
 			d.drop()
 		}

@@ -319,6 +319,17 @@ func TestSpareInstances(t *testing.T) {
 		t.Error("no new spare after the switch")
 	}
 
+	// Spares are kept for the modules used last only.
+	var mods []*Module
+	for i := range maxSpares + 1 {
+		mods = append(mods, h.load(t, fmt.Sprint("m", i), allowOnly(i)))
+		h.rt.Prewarm(mods[i], h.vocab)
+		h.rt.work.Wait()
+	}
+	if len(h.rt.spares) != maxSpares || h.rt.spares[spareKey{mods[0], h.vocab}] != nil || h.rt.spares[spareKey{mods[maxSpares], h.vocab}] == nil {
+		t.Errorf("%d spares kept, oldest kept %v", len(h.rt.spares), h.rt.spares[spareKey{mods[0], h.vocab}] != nil)
+	}
+
 	rt := NewRuntime(DefaultLimits(), "")
 	m, err := rt.Load("only7", []byte(allowOnly(7)))
 	if err != nil {

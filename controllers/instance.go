@@ -133,10 +133,12 @@ func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*insta
 // instance is closed.
 func (in *instance) start(arg string, kv *KV, logf func(string)) error {
 	in.state.kv, in.state.logf = kv, logf
+	in.state.line = in.state.line[:0] // what a background dw_load left unfinished
+	deadline := time.Now().Add(in.limits.InitTime)
 	argPtr, err := in.put([]byte(arg), in.limits.InitTime)
 	if err == nil {
 		var rc int32
-		rc, err = in.call(in.init, "dw_init", in.limits.InitTime, argPtr, int32(len(arg)))
+		rc, err = in.call(in.init, "dw_init", max(time.Until(deadline), time.Millisecond), argPtr, int32(len(arg)))
 		if err == nil && rc != 0 {
 			err = fmt.Errorf("controller %s refused its argument %q (dw_init returned %d)", in.mod.Name, arg, rc)
 		}

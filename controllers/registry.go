@@ -114,7 +114,7 @@ func (r *Registry) Find(nameOrPath string) (string, error) {
 		names = append(names, e.Name)
 	}
 	if len(names) == 0 {
-		return "", fmt.Errorf("no controller %q: no controllers in %s (build them with \"make controllers\")", nameOrPath, strings.Join(r.dirs, ", "))
+		return "", fmt.Errorf("no controller %q: no controllers in %s (build the shipped ones with \"driftwood controllers build\")", nameOrPath, strings.Join(r.dirs, ", "))
 	}
 	return "", fmt.Errorf("no controller %q (have: %s)", nameOrPath, strings.Join(names, ", "))
 }
@@ -142,6 +142,9 @@ func (r *Registry) compile(path string) (*Module, error) {
 	delete(r.changed, path)
 	if err != nil {
 		return nil, err
+	}
+	if old := r.mods[path]; old != nil {
+		r.rt.forget(old) // its spare instance is of no use any more
 	}
 	r.mods[path] = m
 	return m, nil

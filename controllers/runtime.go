@@ -55,6 +55,7 @@ type Runtime struct {
 	mu       sync.Mutex
 	modules  []*Module // closed with the runtime
 	spares   map[spareKey]*instance
+	order    []spareKey                 // spares from oldest to newest
 	pending  map[spareKey]chan struct{} // spares being prepared; closed when done
 	replaced map[*Module]bool           // modules a newer build replaced: no spares
 	closed   bool
@@ -112,7 +113,7 @@ func (rt *Runtime) Close() {
 		defer rt.mu.Unlock()
 		for k, in := range rt.spares {
 			in.close()
-			delete(rt.spares, k)
+			rt.removeSpare(k)
 		}
 		for _, m := range rt.modules {
 			m.linker.Close()
@@ -316,6 +317,8 @@ func (rt *Runtime) Prewarm(mod *Module, vocab *Vocab) {
 		close(done)
 		if err == nil && rt.spares[key] == nil && !rt.replaced[mod] {
 			rt.spares[key] = in
+			rt.order = append(rt.order, key)
+			rt.evict()
 		} else if err == nil {
 			in.close()
 		}
@@ -337,11 +340,9 @@ func (rt *Runtime) newInstance(mod *Module, vocab *Vocab, arg string, kv *KV, lo
 	}
 	rt.mu.Lock()
 	in := rt.spares[key]
-	delete(rt.spares, key)
+	rt.removeSpare(key)
 	rt.mu.Unlock()
-	if in != nil {
-		in.state.logf = logf
-	} else {
+	if in == nil {
 		var err error
 		if in, err = rt.prepare(mod, vocab, logf); err != nil {
 			return nil, err
@@ -369,7 +370,27 @@ func (rt *Runtime) dropSpares(mod *Module) {
 	for k, in := range rt.spares {
 		if k.mod == mod {
 			in.close()
-			delete(rt.spares, k)
+			rt.removeSpare(k)
 		}
 	}
+}
+
+// maxSpares bounds the spare instances kept (10-15 MB each): the modules
+// used last.
+const maxSpares = 3
+
+// evict closes the oldest spares beyond maxSpares. rt.mu is held.
+func (rt *Runtime) evict() {
+	for len(rt.order) > maxSpares {
+		k := rt.order[0]
+		rt.spares[k].close()
+		rt.removeSpare(k)
+	}
+}
+
+// removeSpare forgets the spare of k, if any (without closing it). rt.mu
+// is held.
+func (rt *Runtime) removeSpare(k spareKey) {
+	delete(rt.spares, k)
+	rt.order = slices.DeleteFunc(rt.order, func(o spareKey) bool { return o == k })
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -134,6 +135,9 @@ func (m *Model) onTypeModelKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		m.input.Reset()
 		m.picked = name
+		if abs, err := filepath.Abs(name); err == nil && fileExists(abs) {
+			m.picked = abs // a folder, remembered from wherever the next start is
+		}
 		return m.loadModel(name, "")
 	case key.Matches(k, keys.Back):
 		m.openModelPicker()

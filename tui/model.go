@@ -178,6 +178,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onLoadProgress(msg)
 	case modelLoadedMsg:
 		return m.onModelLoaded(msg)
+	case noticeMsg:
+		m.say(string(msg))
+		return nil
 	case tokensArrivedMsg:
 		return m.onTokens(msg)
 	case replyDoneMsg:
@@ -265,8 +268,7 @@ func (m *Model) onModelLoaded(msg modelLoadedMsg) tea.Cmd {
 	m.transcript.label = m.model.Name
 	m.transcript.reset(m.conv.Messages())
 	m.say("loaded " + m.model.Describe() + " in " + formatMillis(m.model.LoadTime))
-	m.rememberModel()
-	cmds := []tea.Cmd{m.host.waitLog(m.ctx.Done())}
+	cmds := []tea.Cmd{m.host.waitLog(m.ctx.Done()), m.rememberModel()}
 	if !m.resumed {
 		m.resumed = true
 		cmds = append(cmds, m.resume())
@@ -274,20 +276,28 @@ func (m *Model) onModelLoaded(msg modelLoadedMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// noticeMsg is a line to show in the transcript, from a command.
+type noticeMsg string
+
 // rememberModel writes the model chosen in the picker to the config file
-// when it names none, so that the next start loads it.
-func (m *Model) rememberModel() {
+// when it names none, so that the next start loads it (off the UI
+// goroutine: the write is synced to disk).
+func (m *Model) rememberModel() tea.Cmd {
 	picked := m.picked
 	m.picked = ""
 	if picked == "" || m.opt.ConfigPath == "" || m.opt.Config.Model != "" {
-		return
+		return nil
 	}
-	switch wrote, err := config.RememberModel(m.opt.ConfigPath, picked); {
-	case err != nil:
-		m.say("could not remember the model: " + err.Error())
-	case wrote:
-		m.opt.Config.Model = picked
-		m.say("remembered " + picked + " as your model in " + m.opt.ConfigPath)
+	m.opt.Config.Model = picked
+	path := m.opt.ConfigPath
+	return func() tea.Msg {
+		switch wrote, err := config.RememberModel(path, picked); {
+		case err != nil:
+			return noticeMsg("could not remember the model: " + err.Error())
+		case wrote:
+			return noticeMsg("remembered " + picked + " as your model in " + path)
+		}
+		return nil
 	}
 }
 

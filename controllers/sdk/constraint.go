@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -113,7 +112,7 @@ func NewConstraint[S comparable](g Grammar[S], v *Vocab, h Host, opts Constraint
 		c.class = v.tokenClasses(tc)
 	}
 	c.Reset()
-	c.warm(max(cmp.Or(opts.WarmUp, -1), 1))
+	c.warm(max(opts.WarmUp, 1))
 	return c
 }
 

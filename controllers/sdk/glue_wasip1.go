@@ -38,10 +38,11 @@ func dwAlloc(size int32) unsafe.Pointer {
 	return unsafe.Pointer(&buf[0])
 }
 
-// dwLoad reads the vocabulary, fetches the host's token trie and creates
-// the controller, calling its Load: the work that does not depend on the
-// argument, done before the host needs the controller (it keeps
-// instances so prepared for quick switches).
+// dwLoad reads the vocabulary and creates the controller, calling its
+// Load: the work that does not depend on the argument (the token trie is
+// fetched there by the controllers that use it), done before the host
+// needs the controller (it keeps instances so prepared for quick
+// switches).
 //
 //go:wasmexport dw_load
 func dwLoad(vocabPtr unsafe.Pointer, vocabLen, nVocab int32) int32 {
@@ -55,7 +56,7 @@ func dwLoad(vocabPtr unsafe.Pointer, vocabLen, nVocab int32) int32 {
 		host.Log("sdk: " + err.Error())
 		return 1
 	}
-	v.Trie()
+	v.fetch = hostTrieOf
 	c := newController()
 	if l, ok := c.(Loader); ok {
 		l.Load(v)

@@ -22,8 +22,6 @@ func hostTokenize(textPtr unsafe.Pointer, textLen int32, outPtr unsafe.Pointer, 
 //go:wasmimport driftwood trie
 func hostTrie(bufPtr unsafe.Pointer, bufCap int32) int32
 
-func init() { fetchTrie = hostTrieOf }
-
 // hostTrieOf returns the host's token trie, read in place from a buffer
 // the trie import fills, or nil (then the SDK builds its own).
 func hostTrieOf() *Trie {

@@ -61,8 +61,8 @@ type Controller interface {
 // Loader is an optional interface of a Controller. The SDK calls Load
 // when the host prepares the instance (dw_load), before Init and often
 // well ahead of it: work that needs the vocabulary but not the argument
-// (precomputed tables, Vocab.PrepareClasses) done there is off the time
-// a switch to the controller takes.
+// (Vocab.Trie, Vocab.PrepareClasses, tables of its own) done there is off
+// the time a switch to the controller takes.
 type Loader interface {
 	Load(v *Vocab)
 }

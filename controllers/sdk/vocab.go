@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 )
 
@@ -17,9 +18,10 @@ type Vocab struct {
 	entry   []uint32 // entry[id]: offset of id's entry in data; entry[n] = len(data)
 	longest int      // bytes of the longest token
 
-	byteTok *[256]int32             // single-byte tokens, built on first use by Spell
-	trie    *Trie                   // the host's, or built on first use by Trie
-	classes map[string][]tokenClass // by classifier type, see PrepareClasses
+	byteTok *[256]int32                   // single-byte tokens, built on first use by Spell
+	trie    *Trie                         // the host's, or built on first use by Trie
+	fetch   func() *Trie                  // asks the host for the trie (nil: none)
+	classes map[reflect.Type][]tokenClass // by classifier type, see PrepareClasses
 }
 
 // Vocabulary entry layout: u8 flags, u16 length, then the bytes.
@@ -101,16 +103,14 @@ func (v *Vocab) Token(id int32) []byte {
 	return v.data[v.entry[id]+vocabEntryHead : v.entry[id+1] : v.entry[id+1]]
 }
 
-// fetchTrie, when set, asks the host for the trie of the vocabulary (a
-// Wasm guest's trie import); it returns nil when there is none.
-var fetchTrie func() *Trie
-
-// Trie returns the trie of the ordinary tokens, on first use: the one the
-// host builds once for every instance (in a Wasm guest), or one built
-// here.
+// Trie returns the trie of the ordinary tokens, made on first use: the
+// one the host builds once for every instance (a Wasm guest's vocabulary
+// from dw_load fetches it with the trie import), or one built here. A
+// controller that needs it calls it from Load, so that the copy is made
+// before a switch to the controller.
 func (v *Vocab) Trie() *Trie {
-	if v.trie == nil && fetchTrie != nil {
-		v.trie = fetchTrie()
+	if v.trie == nil && v.fetch != nil {
+		v.trie = v.fetch()
 	}
 	if v.trie == nil {
 		v.trie = NewTrie(v)

@@ -1,7 +1,7 @@
 package sdk
 
 import (
-	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -83,7 +83,7 @@ func (v *Vocab) PrepareClasses(tc TokenClassifier) { v.tokenClasses(tc) }
 // tokenClasses returns the classes of tc's type, computing them on first
 // use.
 func (v *Vocab) tokenClasses(tc TokenClassifier) []tokenClass {
-	key := fmt.Sprintf("%T", tc)
+	key := reflect.TypeOf(tc)
 	if cl, ok := v.classes[key]; ok {
 		return cl
 	}
@@ -123,7 +123,7 @@ func (v *Vocab) tokenClasses(tc TokenClassifier) []tokenClass {
 		}
 	}
 	if v.classes == nil {
-		v.classes = map[string][]tokenClass{}
+		v.classes = map[reflect.Type][]tokenClass{}
 	}
 	v.classes[key] = cl
 	return cl

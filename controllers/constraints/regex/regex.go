@@ -53,6 +53,9 @@ func (c *Controller) Init(arg string, v *sdk.Vocab, h sdk.Host) error {
 	return nil
 }
 
+// Load fetches the token trie, which every mask is computed over.
+func (c *Controller) Load(v *sdk.Vocab) { v.Trie() }
+
 // Begin starts a reply.
 func (c *Controller) Begin([]int32) error {
 	c.c.Reset()
