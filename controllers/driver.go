@@ -3,6 +3,7 @@ package controllers
 import (
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/driftwoodlabs/driftwood/controllers/sdk"
@@ -263,9 +264,11 @@ func (d *Driver) fault(err error) outcome {
 	return outcome{}
 }
 
+// log passes on a guest's log line, without the "NAME: " a controller
+// often starts it with (the Log names the controller already).
 func (d *Driver) log(line string) {
 	if d.logf != nil && d.mod != nil {
-		d.logf(Log{Controller: d.mod.Name, Text: line})
+		d.logf(Log{Controller: d.mod.Name, Text: strings.TrimPrefix(line, d.mod.Name+": ")})
 	}
 }
 

@@ -90,7 +90,10 @@ type Stats struct {
 	PromptDuration time.Duration
 	GenTokens      int
 	GenDuration    time.Duration
-	Reason         StopReason
+	// TakenBack counts reply tokens a hook took back: decoded, then
+	// dropped (GenTokens does not hold them; GenRate does).
+	TakenBack int
+	Reason    StopReason
 	// HookFirst is how long the first step waited for the hook (a
 	// controller's start-up); HookWait how long the later steps waited in
 	// all, beyond their forward passes: the controller's added latency.
@@ -100,8 +103,9 @@ type Stats struct {
 // PromptRate is prefill speed in tokens per second.
 func (s Stats) PromptRate() float64 { return rate(s.PromptTokens, s.PromptDuration) }
 
-// GenRate is decode speed in tokens per second.
-func (s Stats) GenRate() float64 { return rate(s.GenTokens, s.GenDuration) }
+// GenRate is decode speed in tokens per second, counting the tokens
+// taken back too (they were decoded).
+func (s Stats) GenRate() float64 { return rate(s.GenTokens+s.TakenBack, s.GenDuration) }
 
 func rate(n int, d time.Duration) float64 {
 	if d <= 0 {
@@ -230,6 +234,7 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		if back > 0 {
 			g.truncate(seq, len(seq.Tokens)-back)
 			st.GenTokens -= back
+			st.TakenBack += back
 			if err := emit(Event{Backtrack: back, Token: -1}); err != nil {
 				return finish("", err)
 			}

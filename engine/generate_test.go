@@ -172,6 +172,9 @@ func TestGenerateHookDirectives(t *testing.T) {
 	if len(reply) != 6 || reply[3] != 40 {
 		t.Errorf("reply %v: want 6 tokens with forced 40 kept at index 3", reply)
 	}
+	if st.GenTokens != 6 || st.TakenBack != 2 {
+		t.Errorf("stats count %d tokens and %d taken back, want 6 and 2", st.GenTokens, st.TakenBack)
+	}
 	// The KV cache after backtracking equals a fresh run of the same tokens.
 	s.checkCacheMatchesRecompute(t, seq)
 }
