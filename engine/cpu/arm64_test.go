@@ -1,0 +1,31 @@
+//go:build !arm64
+
+package cpu
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// TestARM64 runs the engine's tests built for arm64 under
+// qemu-aarch64-static: the arm64 build has no assembly kernels, and its
+// portable ones must pass the same golden checks (logits, greedy
+// continuations, KV cache against recompute). .ci/run installs
+// qemu-user-static so that CI runs it.
+func TestARM64(t *testing.T) {
+	qemu, err := exec.LookPath("qemu-aarch64-static")
+	if err != nil {
+		t.Skip("qemu-aarch64-static is not installed (.ci/run installs it): the arm64 build was not tested")
+	}
+	if testing.Short() {
+		t.Skip("-short: the arm64 build was not tested")
+	}
+	cmd := exec.Command("go", "test", "-exec", qemu, ".", "../../engine", "../../engine/safetensors")
+	cmd.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("arm64 tests under %s: %v\n%s", qemu, err, out)
+	}
+	t.Logf("arm64 under %s:\n%s", qemu, out)
+}
