@@ -161,9 +161,10 @@ func pick(rng *rand.Rand, dir engine.Directive) int32 {
 //
 // The token trie the host builds once per vocabulary is built before the
 // timing, as it is in a running app after its first controller. It also
-// reports page faults per swap: first touches of a new instance's memory
+// reports page faults per swap (first touches of a new instance's memory
 // cost some 13 µs each on the Firecracker VM these figures were taken on,
-// well under 1 µs on a laptop.
+// well under 1 µs on a laptop) and the instance's linear memory, which is
+// also what a spare holds.
 func BenchmarkSwap(b *testing.B) {
 	vocab := llama3Vocab(b)
 	vocab.trie()
@@ -196,6 +197,7 @@ func BenchmarkSwap(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				var before, after syscall.Rusage
 				var faults int64
+				var memory uintptr
 				rt.Prewarm(loaded, vocab)
 				for b.Loop() {
 					b.StopTimer()
@@ -222,6 +224,7 @@ func BenchmarkSwap(b *testing.B) {
 					if dir.Mask == nil && dir.Allowed == nil {
 						b.Fatal("no mask after the swap")
 					}
+					memory = d.inst.mem.DataSize(d.inst.store)
 					d.Close()
 					if firstUse { // free the spare of this build
 						rt.work.Wait()
@@ -230,6 +233,7 @@ func BenchmarkSwap(b *testing.B) {
 					b.StartTimer()
 				}
 				b.ReportMetric(float64(faults)/float64(b.N), "faults/op")
+				b.ReportMetric(float64(memory)/1e6, "guest-MB")
 			})
 		}
 	}

@@ -243,7 +243,6 @@ func (d *Driver) step(tokens []int32) outcome {
 	if err != nil {
 		return d.fault(err)
 	}
-
 	d.seen = append(d.seen[:d.told], tokens[d.told:]...)
 	d.told = len(tokens) - min(res.backtrack, len(tokens)-d.replyStart)
 	return outcome{active: true, res: res}

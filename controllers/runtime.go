@@ -296,8 +296,8 @@ func signature(ft *wasmtime.FuncType) string {
 // Prewarm prepares, in the background, a spare instance of mod for vocab
 // (instantiated, initialised, the vocabulary loaded: everything but the
 // controller's argument), unless one is ready or on its way. A switch to
-// mod then costs only dw_init and the first step. One spare is kept per
-// module and vocabulary.
+// mod then costs only dw_init and the first step. At most one spare is
+// kept per module and vocabulary, maxSpares in all.
 func (rt *Runtime) Prewarm(mod *Module, vocab *Vocab) {
 	key := spareKey{mod, vocab}
 	rt.mu.Lock()
@@ -375,8 +375,8 @@ func (rt *Runtime) dropSpares(mod *Module) {
 	}
 }
 
-// maxSpares bounds the spare instances kept (10-15 MB each): the modules
-// used last.
+// maxSpares bounds the spare instances kept (13-23 MB of linear memory
+// each for the shipped controllers): the modules used last.
 const maxSpares = 3
 
 // evict closes the oldest spares beyond maxSpares. rt.mu is held.

@@ -3,7 +3,7 @@
 // benchmarked as Wasm, the way controllers run:
 //
 //	go build -o /tmp/wasmexec ./bench/wasmexec
-//	GOOS=wasip1 GOARCH=wasm go test -exec /tmp/wasmexec -run XXX -bench NewState ./controllers/constraints/regex
+//	GOOS=wasip1 GOARCH=wasm go test -exec /tmp/wasmexec -run '^$' -bench NewState ./controllers/constraints/regex
 //
 // The binary sees the file system read-only (tests read testdata), its
 // arguments and environment, and stdout/stderr. The driftwood imports of

@@ -195,7 +195,7 @@ func TestTrieABIRoundTrip(t *testing.T) {
 	if !slices.Equal(got.Nodes, trie.Nodes) || !slices.Equal(got.IDs, trie.IDs) || !slices.Equal(got.Sets, trie.Sets) {
 		t.Error("the trie read in place differs from the one written")
 	}
-	for _, bad := range [][]byte{buf[:len(buf)-4], append([]byte("XXXX"), buf[4:]...), buf[:8]} {
+	for _, bad := range [][]byte{buf[:len(buf)-4], append([]byte("DWT0"), buf[4:]...), buf[:8]} {
 		words := make([]uint64, (len(bad)+7)/8)
 		b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(bad))
 		copy(b, bad)

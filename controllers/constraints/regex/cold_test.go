@@ -34,10 +34,11 @@ func BenchmarkNewState(b *testing.B) {
 	b.Run("built-dfa", func(b *testing.B) {
 		d, _ := Compile(expr)
 		s := state(d)
-		d.WalkTrie(trie, s, m, nil)
+		_, visited := d.WalkTrie(trie, s, m, nil)
 		for b.Loop() {
 			m.Clear()
 			d.WalkTrie(trie, s, m, nil)
 		}
+		b.ReportMetric(float64(visited), "nodes")
 	})
 }
