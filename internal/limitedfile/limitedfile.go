@@ -1,0 +1,89 @@
+// Package limitedfile reads small files whole with a bound on their size,
+// so that a path pointed at /dev/zero, a FIFO or a multi-gigabyte file
+// gets one clear error instead of filling the memory or hanging.
+package limitedfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Limits for the kinds of file Driftwood reads whole. They are generous:
+// the real Llama 3 tokenizer.json is 9 MB.
+const (
+	Config          = 1 << 20   // config.json, generation_config.json, config.toml, an index
+	Tokenizer       = 64 << 20  // tokenizer.json
+	TokenizerConfig = 16 << 20  // tokenizer_config.json (it holds the chat template)
+	Template        = 1 << 20   // a chat template file (.jinja)
+	Controller      = 256 << 20 // a controller module (.wasm, .wat)
+)
+
+// TooLargeError says that a file is over its limit.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %s, the most Driftwood reads for this kind of file", e.Path, Size(e.Limit))
+}
+
+// Read returns the contents of path, refusing anything that is not a
+// regular file and any file longer than limit bytes. Errors name the path.
+func Read(path string, limit int64) ([]byte, error) {
+	// O_NONBLOCK so that opening a FIFO with no writer does not wait; it
+	// changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file (" + kind(fi.Mode()) + ")")}
+	}
+	if fi.Size() > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	// The size may change while we read: read at most limit+1 bytes.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	return data, nil
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
+}
+
+// Size writes a byte count for people: 64 MiB, 512 KiB, 100 bytes.
+func Size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
