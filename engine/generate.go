@@ -272,6 +272,9 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		default:
 			tok = g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
 		}
+		if tok == NonFinite {
+			return finish("", nonFiniteError(g.logits, len(seq.Tokens)-1))
+		}
 		if tok < 0 || slices.Contains(g.StopTokens, tok) {
 			return finish(StopEOS, nil)
 		}
@@ -284,6 +287,17 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		}
 		pending = append(pending, tok)
 	}
+}
+
+// nonFiniteError says that the logits computed at position pos are NaN
+// or +Inf (read again to say which: this is the path of a broken model,
+// not the per-token one).
+func nonFiniteError(logits []float32, pos int) error {
+	kind := "+Inf"
+	if slices.ContainsFunc(logits, func(l float32) bool { return l != l }) {
+		kind = "NaN"
+	}
+	return fmt.Errorf("the model produced %s logits at position %d (broken weights, or a backend fault)", kind, pos)
 }
 
 // truncate shortens seq, tokens and cache, to n positions.

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -281,3 +282,64 @@ type nopHook struct{}
 
 func (nopHook) Begin([]int32)                  {}
 func (nopHook) End([]float32) engine.Directive { return engine.Directive{Temperature: -1} }
+
+// poisonBackend passes through to a real backend but, from its first
+// decode step on (a one-token Forward after the prompt), writes value
+// over the logits of every token or only of token one.
+type poisonBackend struct {
+	engine.Backend
+	value float32
+	all   bool
+	after int // one-token forwards left before the poison
+}
+
+func (p *poisonBackend) Forward(c engine.Cache, tokens []int32, logits []float32) error {
+	err := p.Backend.Forward(c, tokens, logits)
+	if len(tokens) == 1 {
+		if p.after > 0 {
+			p.after--
+		} else if p.all {
+			for i := range logits {
+				logits[i] = p.value
+			}
+		} else {
+			logits[1] = p.value
+		}
+	}
+	return err
+}
+
+// TestGenerateNonFiniteLogits: broken weights give NaN or +Inf logits;
+// the reply fails with an error that says so (it used to end at once as
+// "eos", or pick the +Inf token), while a NaN limited to one token is
+// only never picked.
+func TestGenerateNonFiniteLogits(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	start := len(s.g.Prompt.IDs) - 1 // the first decode step runs the last prompt token
+	cases := []struct {
+		reason string
+		value  float32
+		all    bool
+		temp   float64
+		want   string
+	}{
+		{"every logit NaN, greedy", nan, true, 0, fmt.Sprintf("the model produced NaN logits at position %d (broken weights, or a backend fault)", start+3)},
+		{"every logit NaN, sampled", nan, true, 1, fmt.Sprintf("the model produced NaN logits at position %d (broken weights, or a backend fault)", start+3)},
+		{"one logit +Inf", inf, false, 0, fmt.Sprintf("the model produced +Inf logits at position %d (broken weights, or a backend fault)", start+3)},
+		{"one logit NaN: never picked, no error", nan, false, 1, ""},
+	}
+	for _, c := range cases {
+		gen := engine.NewGenerator(&poisonBackend{Backend: s.b, value: c.value, all: c.all, after: 3},
+			engine.NewSampler(engine.SamplerConfig{Temperature: c.temp, TopP: 1, RepeatPenalty: 1}, s.vocab), s.vocab)
+		gen.MaxTokens = 8
+		var reply []int32
+		st, err := gen.Generate(context.Background(), s.sequence(t, 64), s.g.Prompt.IDs, collect(&reply))
+		switch {
+		case c.want == "" && (err != nil || len(reply) != 8 || slices.Contains(reply, 1)):
+			t.Errorf("%s: reply %v, %v; want 8 tokens without token 1", c.reason, reply, err)
+		case c.want != "" && (err == nil || err.Error() != c.want || len(reply) != 3):
+			t.Errorf("%s: reply %v (%s), err %v; want 3 tokens then %q", c.reason, reply, st.Reason, err, c.want)
+		}
+	}
+}

@@ -75,11 +75,18 @@ func NewSampler(cfg SamplerConfig, vocab int) *Sampler {
 // Config returns the sampler's settings.
 func (s *Sampler) Config() SamplerConfig { return s.cfg }
 
+// NonFinite is what the sampling methods return instead of a token when
+// the logits they would pick from are broken: the largest is +Inf, or
+// none is finite and some are NaN (broken weights or a broken backend).
+// A NaN among finite logits is only never picked: finding it would cost a
+// pass over the vocabulary at every step.
+const NonFinite int32 = -2
+
 // Sample picks a token from logits, which it may modify. history is the
 // sequence so far (for the repetition penalty); temperature overrides the
 // configured one when it is 0 or more (a controller's per-step setting).
 // Tokens whose logit is -Inf (masked) are never picked; if every token is
-// masked, Sample returns -1.
+// masked, Sample returns -1; see NonFinite for NaN and +Inf.
 func (s *Sampler) Sample(logits []float32, history []int32, temperature float64) int32 {
 	s.penalise(logits, history)
 	cand := s.cand[:0]
@@ -91,7 +98,8 @@ func (s *Sampler) Sample(logits []float32, history []int32, temperature float64)
 
 // SampleAmong is Sample restricted to the tokens in allowed (a sparse
 // mask, in any order): the rest of the vocabulary is not read. Ids outside
-// the vocabulary are ignored; if none is left, it returns -1.
+// the vocabulary are ignored; if none is left, it returns -1 (NonFinite
+// as for Sample).
 func (s *Sampler) SampleAmong(logits []float32, allowed, history []int32, temperature float64) int32 {
 	s.penalise(logits, history)
 	cand := s.cand[:0]
@@ -105,7 +113,7 @@ func (s *Sampler) SampleAmong(logits []float32, allowed, history []int32, temper
 
 // SampleMask is Sample restricted to the tokens whose bit is set in mask
 // (bit t%32 of word t/32): only the allowed tokens' logits are read. If
-// none is allowed, it returns -1.
+// none is allowed, it returns -1 (NonFinite as for Sample).
 func (s *Sampler) SampleMask(logits []float32, mask []uint32, history []int32, temperature float64) int32 {
 	s.penalise(logits, history)
 	cand := s.cand[:0]
@@ -133,7 +141,10 @@ func (s *Sampler) pick(logits []float32, cand []int32, temperature float64) int3
 			best, maxL = id, l
 		}
 	}
-	if best < 0 || temperature == 0 {
+	if best < 0 || maxL > math.MaxFloat32 {
+		return s.unpickable(logits, cand, best)
+	}
+	if temperature == 0 {
 		return best
 	}
 	// Weights relative to the best token (which gets 1), then min-p.
@@ -167,6 +178,21 @@ func (s *Sampler) pick(logits []float32, cand []int32, temperature float64) int3
 		}
 	}
 	return cand[len(cand)-1]
+}
+
+// unpickable is pick's answer when it found no finite maximum: NonFinite
+// for a +Inf maximum or a NaN among the candidates, else -1 (every
+// candidate masked, or none).
+func (s *Sampler) unpickable(logits []float32, cand []int32, best int32) int32 {
+	if best >= 0 {
+		return NonFinite
+	}
+	for _, id := range cand {
+		if l := logits[id]; l != l {
+			return NonFinite
+		}
+	}
+	return -1
 }
 
 // penalise applies the repetition penalty once to each distinct token of

@@ -222,3 +222,26 @@ func TestSampleMask(t *testing.T) {
 		t.Errorf("empty mask gave %d", got)
 	}
 }
+
+// TestSamplerNonFinite: logits with no finite maximum among the allowed
+// tokens give NonFinite, not -1 (which a reply takes for its end), for
+// every way of sampling; -Inf everywhere is still "all masked".
+func TestSamplerNonFinite(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, temp := range []float64{0, 1} {
+		s := NewSampler(SamplerConfig{Temperature: temp, TopP: 0.5, RepeatPenalty: 1}, 4)
+		for _, c := range []struct {
+			reason string
+			got    int32
+		}{
+			{"all NaN", s.Sample([]float32{nan, nan, nan, nan}, nil, -1)},
+			{"a +Inf", s.Sample([]float32{0, inf, 1, 2}, nil, -1)},
+			{"the one allowed token NaN", s.SampleAmong([]float32{0, nan, 1, 2}, []int32{1}, nil, -1)},
+			{"the masked-in tokens NaN", s.SampleMask([]float32{0, nan, nan, 2}, []uint32{0b0110}, nil, -1)},
+		} {
+			if c.got != NonFinite {
+				t.Errorf("temperature %g, %s: got %d, want NonFinite", temp, c.reason, c.got)
+			}
+		}
+	}
+}
