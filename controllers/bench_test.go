@@ -90,7 +90,7 @@ func BenchmarkWasmStep(b *testing.B) {
 			rng := rand.New(rand.NewPCG(2, 2))
 			seq := []int32{128000, 128006, 882, 128007, 271, 9906, eot, 128006, 78191, 128007, 271}
 			replyStart := len(seq)
-			d.StartReply(replyStart)
+			d.StartReply(replyStart, maxReply)
 			var times []time.Duration
 			first, replies := true, 1
 			for b.Loop() {
@@ -117,7 +117,7 @@ func BenchmarkWasmStep(b *testing.B) {
 				}
 				seq = append(seq, turn...) // the reply ends; the next one starts
 				replyStart = len(seq)
-				d.StartReply(replyStart)
+				d.StartReply(replyStart, maxReply)
 				replies++
 			}
 			slices.Sort(times)
@@ -215,7 +215,7 @@ func BenchmarkSwap(b *testing.B) {
 					}
 					d := NewDriver(rt, vocab, NewKV(), nil, nil)
 					d.Use(mod, c.arg)
-					d.StartReply(1)
+					d.StartReply(1, 1)
 					d.Begin([]int32{128000})
 					dir := d.End(logits)
 					b.StopTimer()

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 	"strings"
@@ -54,6 +55,9 @@ type Driver struct {
 	told       int     // tokens of the sequence the instance has been given
 	seen       []int32 // those tokens
 	replyStart int
+	maxSteps   int  // steps this reply may take (Limits.ReplySteps)
+	steps      int  // steps of this reply the controller has taken
+	takenBack  int  // tokens of this reply it has taken back
 	disabled   bool // faulted during this reply
 	spare      bool // a spare of this instance's module was asked for
 }
@@ -122,11 +126,15 @@ func (d *Driver) Close() {
 }
 
 // StartReply is called by the decode loop before a reply whose first
-// token will be at position start; a controller disabled by a fault in
-// the previous reply gets a fresh instance.
-func (d *Driver) StartReply(start int) {
+// token will be at position start and which may keep at most limit
+// tokens; a controller disabled by a fault in the previous reply gets a
+// fresh instance. The reply's steps and take-backs are counted from here
+// (Limits.ReplySteps, Limits.TakeBack).
+func (d *Driver) StartReply(start, limit int) {
 	d.replyStart = start
+	d.maxSteps = 2*limit + d.rt.limits.ReplySteps
 	d.disabled = false
+	d.steps, d.takenBack = 0, 0
 }
 
 // Begin implements engine.Hook.
@@ -206,10 +214,15 @@ func (d *Driver) step(tokens []int32) outcome {
 		d.mod, d.arg, d.swapped = d.next, d.nextArg, false
 		d.drop()
 		d.disabled = false
+		d.steps, d.takenBack = 0, 0 // the new controller's budget is whole
 	}
 	d.mu.Unlock()
 	if d.mod == nil || d.disabled {
 		return outcome{}
+	}
+	if d.steps++; d.steps > d.maxSteps {
+		return d.fault(fmt.Errorf("controller %s: took %d steps in this reply without reaching its limit of %d tokens (at most twice that plus %d steps): it keeps taking tokens back",
+			d.mod.Name, d.maxSteps, (d.maxSteps-d.rt.limits.ReplySteps)/2, d.rt.limits.ReplySteps))
 	}
 	if d.inst != nil && (len(tokens) < d.told || d.told < d.replyStart) && d.reg != nil {
 		// A new reply is the next use of the module: pick up a rebuilt file.
@@ -243,8 +256,12 @@ func (d *Driver) step(tokens []int32) outcome {
 	if err != nil {
 		return d.fault(err)
 	}
+	back := min(res.backtrack, len(tokens)-d.replyStart)
+	if d.takenBack += back; d.takenBack > d.rt.limits.TakeBack {
+		return d.fault(fmt.Errorf("controller %s: would take back %d tokens in this reply, more than the %d allowed", d.mod.Name, d.takenBack, d.rt.limits.TakeBack))
+	}
 	d.seen = append(d.seen[:d.told], tokens[d.told:]...)
-	d.told = len(tokens) - min(res.backtrack, len(tokens)-d.replyStart)
+	d.told = len(tokens) - back
 	return outcome{active: true, res: res}
 }
 

@@ -32,11 +32,18 @@ type Limits struct {
 	StepTime time.Duration
 	// Memory bounds the guest's linear memory in bytes.
 	Memory int64
+	// TakeBack bounds the tokens taken back in one reply.
+	TakeBack int
+	// ReplySteps bounds the steps of one reply: one that may keep n tokens
+	// gets at most 2n + ReplySteps. Without take-backs every step but the
+	// last keeps a token, so only a controller that keeps taking tokens
+	// back runs into it.
+	ReplySteps int
 }
 
 // DefaultLimits are the limits of ABI.md.
 func DefaultLimits() Limits {
-	return Limits{InitTime: 2 * time.Second, StepTime: 50 * time.Millisecond, Memory: 256 << 20}
+	return Limits{InitTime: 2 * time.Second, StepTime: 50 * time.Millisecond, Memory: 256 << 20, TakeBack: 1024, ReplySteps: 64}
 }
 
 // epochTick is how often the runtime advances wasmtime's epoch; time

@@ -29,10 +29,12 @@ type Hook interface {
 
 // ReplyHook is a Hook that is told, before each reply, the position of
 // the reply's first token (a controller uses it to tell the prompt from
-// the reply).
+// the reply) and the most tokens the reply may keep: MaxTokens, or the
+// room left in the context window (a controller bounds its own work by
+// it: each take-back lowers the count MaxTokens is checked against).
 type ReplyHook interface {
 	Hook
-	StartReply(start int)
+	StartReply(start, limit int)
 }
 
 // Directive is a hook's answer for one step. The loop applies it in field
@@ -188,7 +190,12 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 	}
 	replyStart := len(seq.Tokens) + 1
 	if rh, ok := g.Hook.(ReplyHook); ok {
-		rh.StartReply(replyStart)
+		// Every reply token but the last is fed to the model.
+		limit := seq.Cache.Window() - replyStart + 1
+		if g.MaxTokens > 0 {
+			limit = min(limit, g.MaxTokens)
+		}
+		rh.StartReply(replyStart, limit)
 	}
 	pending := append(g.pending[:0], prompt[len(prompt)-1])
 	var decodeStart time.Time

@@ -343,3 +343,36 @@ func TestGenerateNonFiniteLogits(t *testing.T) {
 		}
 	}
 }
+
+// replyHook records what StartReply was told.
+type replyHook struct {
+	nopHook
+	start, limit int
+}
+
+func (h *replyHook) StartReply(start, limit int) { h.start, h.limit = start, limit }
+
+// TestGenerateTellsTheReplyLimit: a ReplyHook learns where the reply
+// starts and the most tokens it may keep (MaxTokens, or the room left in
+// the window), which a controller bounds its own work by.
+func TestGenerateTellsTheReplyLimit(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	n := len(s.g.Prompt.IDs)
+	for _, c := range []struct {
+		reason            string
+		maxTokens, window int
+		want              int
+	}{
+		{"MaxTokens", 5, 64, 5},
+		{"no MaxTokens: the room in the window", 0, 64, 64 - n + 1},
+		{"MaxTokens past the window: the room in the window", 100, 32, 32 - n + 1},
+	} {
+		h := &replyHook{}
+		gen := s.generator(c.maxTokens)
+		gen.Hook = h
+		gen.Generate(context.Background(), s.sequence(t, c.window), s.g.Prompt.IDs, collect(new([]int32)))
+		if h.start != n || h.limit != c.want {
+			t.Errorf("%s: StartReply(%d, %d), want (%d, %d)", c.reason, h.start, h.limit, n, c.want)
+		}
+	}
+}
