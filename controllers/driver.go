@@ -275,9 +275,20 @@ func (d *Driver) fault(err error) outcome {
 		name = d.mod.Name
 	}
 	if d.logf != nil {
-		d.logf(Log{Controller: name, Text: err.Error() + " (controller off until the next reply)", Fault: true})
+		d.logf(Log{Controller: name, Text: withoutName(err.Error(), name) + " (controller off until the next reply)", Fault: true})
 	}
 	return outcome{}
+}
+
+// withoutName drops the "controller NAME: " (or "controller NAME ") that
+// the instance's errors start with: a Log names its controller already,
+// and whoever shows it puts the name first.
+func withoutName(msg, name string) string {
+	rest, ok := strings.CutPrefix(msg, "controller "+name)
+	if !ok || (rest != "" && rest[0] != ':' && rest[0] != ' ') {
+		return msg
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(rest, ":"), " ")
 }
 
 // log passes on a guest's log line, without the "NAME: " a controller

@@ -48,7 +48,7 @@ func TestFaultsAreSurvived(t *testing.T) {
 				t.Errorf("%s: the reply after the fault is not the unconstrained greedy one: %v", c.reason, reply)
 			}
 			logs := h.logText()
-			if strings.Count(logs, "controller "+c.name) != 1 || !strings.Contains(logs, c.want) {
+			if strings.Count(logs, "controller off") != 1 || !strings.Contains(logs, c.want) {
 				t.Errorf("%s: logs %q, want one message with %q", c.reason, logs, c.want)
 			}
 			// Next reply: a fresh instance (its step counter restarts), so
@@ -246,5 +246,28 @@ func TestKVLimits(t *testing.T) {
 	fresh := NewKV()
 	if err := fresh.Restore(snap); err != nil || len(fresh.Snapshot()) != 15 {
 		t.Errorf("restore: %v", err)
+	}
+}
+
+// TestFaultNamesTheControllerOnce: a fault's Log names the controller in
+// its Controller field, and its Text does not repeat it, since every
+// consumer prefixes the name ("controller slow: controller slow: …" in
+// the chat's notice before). Init faults too.
+func TestFaultNamesTheControllerOnce(t *testing.T) {
+	h := newHarness(t)
+	for _, c := range []struct {
+		reason, wat, want string
+	}{
+		{"a step past its time budget", watModule("(i32.const 0)", "(loop $l (br $l)) (i32.const 0)", ""), "dw_step ran past its 50ms time budget (controller off until the next reply)"},
+		{"dw_init refusing its argument", watModule("(i32.const 3)", "(i32.const 0)", ""), `refused its argument "arg" (dw_init returned 3) (controller off until the next reply)`},
+	} {
+		h.logs = nil
+		d := h.driver(nil)
+		d.Use(h.load(t, "slow", c.wat), "arg")
+		h.reply(t, d, nil, 2, 0, nil)
+		d.Close()
+		if len(h.logs) != 1 || !h.logs[0].Fault || h.logs[0].Controller != "slow" || h.logs[0].Text != c.want {
+			t.Errorf("%s: logs %+v, want one fault from slow saying %q", c.reason, h.logs, c.want)
+		}
 	}
 }
