@@ -70,7 +70,7 @@ func TestSessionRoundTrip(t *testing.T) {
 			}
 			a.SetSystem("You are a helpful assistant.")
 			tokens(t, a, "What is the capital of France?")
-			if err := a.Save(store, "s"); err != nil {
+			if err := saveAs(t, a, store, "s"); err != nil {
 				t.Fatal(err)
 			}
 			b, _ := New(m, Options{Window: 512, Sampler: engine.DefaultSamplerConfig(), MaxTokens: 32})
@@ -142,7 +142,7 @@ func TestSessionWithController(t *testing.T) {
 	if slices.ContainsFunc(first, func(id int32) bool { return id >= 32 }) {
 		t.Fatalf("controller not applied: %v", first)
 	}
-	if err := a.Save(store, "c"); err != nil {
+	if err := saveAs(t, a, store, "c"); err != nil {
 		t.Fatal(err)
 	}
 	b := newConv(16)
@@ -171,7 +171,7 @@ func TestRestoreRefusesAnotherModel(t *testing.T) {
 	store := sessions.Store{Dir: t.TempDir()}
 	a, _ := New(f32, Options{Window: 512, Sampler: greedy, MaxTokens: 4})
 	tokens(t, a, "Hi")
-	a.Save(store, "s")
+	saveAs(t, a, store, "s")
 	b, _ := New(q4, Options{Window: 512, Sampler: greedy, MaxTokens: 4})
 	tokens(t, b, "Something else")
 	before := slices.Clone(b.Messages())
@@ -221,4 +221,15 @@ func TestRegenerateReusesTheCache(t *testing.T) {
 	if len(c.Messages()) != 2 {
 		t.Errorf("%d messages after regenerate", len(c.Messages()))
 	}
+}
+
+// saveAs saves c as session name, claiming it for the save.
+func saveAs(t *testing.T, c *Conversation, store sessions.Store, name string) error {
+	t.Helper()
+	claim, err := store.Claim(name)
+	if err != nil {
+		return err
+	}
+	defer claim.Release()
+	return c.Save(claim)
 }

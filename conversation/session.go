@@ -8,8 +8,8 @@ import (
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
-// Save writes the conversation as session name in store.
-func (c *Conversation) Save(store sessions.Store, name string) error {
+// Save writes the conversation as the claimed session.
+func (c *Conversation) Save(claim *sessions.Claim) error {
 	kv, err := c.seq.Cache.Export()
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (c *Conversation) Save(store sessions.Store, name string) error {
 			meta.Controller = &sessions.Controller{Name: mod.Name, Arg: arg, SHA256: mod.SHA256, KV: d.KV().Snapshot()}
 		}
 	}
-	return store.Save(name, meta, kv)
+	return claim.Save(meta, kv)
 }
 
 // Restore replaces the conversation with the snapshot: transcript,

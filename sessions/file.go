@@ -11,6 +11,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // Save writes a snapshot of meta and kv to path atomically (a temporary
@@ -27,6 +28,8 @@ func save(path string, meta Meta, kv *engine.KVState, wrap func(io.Writer) io.Wr
 	if err != nil {
 		return fmt.Errorf("session %s: %w", path, err)
 	}
+	// Only the holder of the session's Claim saves, so any temporary file
+	// of this path is a dead process's.
 	atomicfile.RemoveStale(path)
 	err = atomicfile.Write(path, func(w io.Writer) error {
 		if wrap != nil {
@@ -58,6 +61,9 @@ func (s *Snapshot) Close() error { return s.file.Close() }
 // touched; check the snapshot against the model with CheckModel before
 // importing its KV state.
 func Open(path string) (*Snapshot, error) {
+	if err := limitedfile.Regular(path); err != nil {
+		return nil, fmt.Errorf("session %w", err)
+	}
 	f, err := safetensors.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("session %w", err)
@@ -73,6 +79,9 @@ func Open(path string) (*Snapshot, error) {
 
 // ReadMeta reads only a snapshot's header (for listings): no checksum.
 func ReadMeta(path string) (Meta, error) {
+	if err := limitedfile.Regular(path); err != nil {
+		return Meta{}, fmt.Errorf("session %w", err)
+	}
 	f, err := safetensors.Open(path)
 	if err != nil {
 		return Meta{}, fmt.Errorf("session %w", err)

@@ -39,10 +39,20 @@ func sample(n int, fill byte) (Meta, *engine.KVState) {
 	return meta, kv
 }
 
+// saveAs claims session name, saves it and lets it go.
+func saveAs(s Store, name string, meta Meta, kv *engine.KVState) error {
+	c, err := s.Claim(name)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return c.Save(meta, kv)
+}
+
 func TestRoundTrip(t *testing.T) {
 	store := Store{Dir: t.TempDir()}
 	meta, kv := sample(5, 1)
-	if err := store.Save("chat-1", meta, kv); err != nil {
+	if err := saveAs(store, "chat-1", meta, kv); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := store.Open("chat-1")
@@ -188,12 +198,12 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 func TestFullDiskKeepsThePreviousSnapshot(t *testing.T) {
 	store := Store{Dir: t.TempDir()}
 	meta, kv := sample(4, 1)
-	if err := store.Save("s", meta, kv); err != nil {
+	if err := saveAs(store, "s", meta, kv); err != nil {
 		t.Fatal(err)
 	}
 	store.wrap = func(w io.Writer) io.Writer { return &failingWriter{w: w, n: 100} }
 	meta2, kv2 := sample(8, 9)
-	err := store.Save("s", meta2, kv2)
+	err := saveAs(store, "s", meta2, kv2)
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "previous copy") {
 		t.Fatalf("err = %v, want ENOSPC", err)
 	}
@@ -205,7 +215,7 @@ func TestFullDiskKeepsThePreviousSnapshot(t *testing.T) {
 	if snap.Meta.KV.Len != 4 {
 		t.Errorf("snapshot holds %d positions, want the previous 4", snap.Meta.KV.Len)
 	}
-	if left, _ := filepath.Glob(filepath.Join(store.Dir, ".*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(store.Dir, ".s.*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
@@ -217,12 +227,12 @@ func TestKilledDuringSave(t *testing.T) {
 	if dir := os.Getenv("DRIFTWOOD_SAVE_LOOP"); dir != "" {
 		for i := 0; ; i++ {
 			meta, kv := sample(4096, byte(i))
-			Store{Dir: dir}.Save("s", meta, kv)
+			saveAs(Store{Dir: dir}, "s", meta, kv)
 		}
 	}
 	dir := t.TempDir()
 	meta, kv := sample(16, 1)
-	if err := (Store{Dir: dir}).Save("s", meta, kv); err != nil {
+	if err := saveAs(Store{Dir: dir}, "s", meta, kv); err != nil {
 		t.Fatal(err)
 	}
 	for round := 0; round < 4; round++ {
@@ -245,8 +255,8 @@ func TestKilledDuringSave(t *testing.T) {
 	if list, _ := (Store{Dir: dir}).List(); len(list) != 1 {
 		t.Errorf("list = %+v", list)
 	}
-	(Store{Dir: dir}).Save("s", meta, kv)
-	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+	saveAs(Store{Dir: dir}, "s", meta, kv)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".s.*")); len(left) != 0 {
 		t.Errorf("stale temporary files not cleaned: %v", left)
 	}
 }
@@ -259,11 +269,11 @@ func TestStoreNames(t *testing.T) {
 		}
 	}
 	meta, kv := sample(2, 0)
-	store.Save("a", meta, kv)
+	saveAs(store, "a", meta, kv)
 	if err := store.Rename("a", "b"); err != nil {
 		t.Fatal(err)
 	}
-	store.Save("c", meta, kv)
+	saveAs(store, "c", meta, kv)
 	if err := store.Rename("b", "c"); err == nil {
 		t.Error("rename over an existing session")
 	}

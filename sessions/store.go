@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/driftwoodlabs/driftwood/engine"
 )
 
 // ext is a session file's extension.
@@ -63,19 +61,8 @@ func (s Store) Path(name string) (string, error) {
 	return filepath.Join(s.Dir, name+ext), nil
 }
 
-// Save writes session name (creating the folder).
-func (s Store) Save(name string, meta Meta, kv *engine.KVState) error {
-	path, err := s.Path(name)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return err
-	}
-	return save(path, meta, kv, s.wrap)
-}
-
-// Open opens and validates session name.
+// Open opens and validates session name, to read it. A conversation
+// that will be saved back opens it through a Claim.
 func (s Store) Open(name string) (*Snapshot, error) {
 	path, err := s.Path(name)
 	if err != nil {
@@ -133,7 +120,8 @@ func (s Store) Latest() (string, error) {
 	return "", fmt.Errorf("no sessions in %s yet", s.Dir)
 }
 
-// Rename renames a session; it refuses to overwrite another.
+// Rename renames a session; it refuses to overwrite another, or to move
+// one that another process holds.
 func (s Store) Rename(from, to string) error {
 	src, err := s.Path(from)
 	if err != nil {
@@ -142,6 +130,16 @@ func (s Store) Rename(from, to string) error {
 	dst, err := s.Path(to)
 	if err != nil {
 		return err
+	}
+	if from == to {
+		return fmt.Errorf("session %q already exists", to)
+	}
+	for _, name := range []string{from, to} {
+		c, err := s.Claim(name)
+		if err != nil {
+			return err
+		}
+		defer c.Release()
 	}
 	if _, err := os.Stat(dst); err == nil {
 		return fmt.Errorf("session %q already exists", to)
@@ -155,12 +153,14 @@ func (s Store) Rename(from, to string) error {
 	return nil
 }
 
-// Remove deletes a session.
+// Remove deletes a session, unless another process holds it.
 func (s Store) Remove(name string) error {
-	path, err := s.Path(name)
+	c, err := s.Claim(name)
 	if err != nil {
 		return err
 	}
+	defer c.Release()
+	path := c.path
 	if err := os.Remove(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("no session %q in %s", name, s.Dir)

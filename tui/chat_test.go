@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // TestChatSession drives a whole chat: a reply streams; the next one
@@ -329,4 +331,37 @@ func TestContextFull(t *testing.T) {
 	if !strings.Contains(s.last, "The context window is full (200 tokens). /new starts") || !strings.Contains(plain(s.screen), "ctx 200/200 full: /new") {
 		t.Errorf("last entry %q; screen:\n%s", s.last, plain(s.screen))
 	}
+}
+
+// TestSessionInUse: the chat holds its session while it is open, so that
+// another process cannot overwrite it, and refuses a session that another
+// holds.
+func TestSessionInUse(t *testing.T) {
+	opt := testOptions(t)
+	opt.Session = "notes"
+	c := startChat(t, opt, nil)
+	c.loaded()
+	c.wait("the new session", func(s snapshot) bool { return strings.Contains(s.notice, "new session notes") })
+	var busy *sessions.BusyError
+	if _, err := opt.Sessions.Claim("notes"); !errors.As(err, &busy) {
+		t.Fatalf("another claim on the chat's session: %v, want it refused", err)
+	}
+	other, err := opt.Sessions.Claim("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.typeLine("hello")
+	c.idle()
+	c.typeLine("/save other")
+	c.wait("the refusal", func(s snapshot) bool { return strings.Contains(s.notice, `session "other" is in use`) })
+	other.Release()
+	m, _ := c.finalScreen()
+	if saved, err := m.Close(); err != nil || saved != "notes" {
+		t.Fatalf("quit saved %q, %v; want notes", saved, err)
+	}
+	claim, err := opt.Sessions.Claim("notes")
+	if err != nil {
+		t.Fatalf("the session is still held after the chat closed: %v", err)
+	}
+	claim.Release()
 }

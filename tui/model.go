@@ -14,6 +14,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/hub"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // state is the screen the program is on.
@@ -43,8 +44,10 @@ type Model struct {
 	conv  *conversation.Conversation
 	host  *controllerHost
 	// session is the name the conversation saves under ("" until it is
-	// first saved); dirty is set when it changed since.
+	// first saved), claim this process's hold on it; dirty is set when it
+	// changed since.
 	session string
+	claim   *sessions.Claim
 	dirty   bool
 	// resumed is set once the session of the options was restored.
 	resumed bool
@@ -315,14 +318,18 @@ func (m *Model) resume() tea.Cmd {
 	if name == "" {
 		return nil
 	}
-	if path, err := m.opt.Sessions.Path(name); err != nil {
+	claim, err := m.opt.Sessions.Claim(name)
+	if err != nil {
 		m.fail(err)
 		return nil
-	} else if !fileExists(path) {
+	}
+	if !claim.Exists() {
+		m.keepClaim(claim)
 		m.session = name
 		m.say("new session " + name)
 		return nil
 	}
+	claim.Release() // loadSession takes it again, and keeps it if the load works
 	return m.loadSession(name)
 }
 
@@ -397,10 +404,16 @@ func (m *Model) Close() (saved string, err error) {
 	}
 	if m.dirty && m.hasTurns() {
 		saved = m.sessionName()
-		if err = m.conv.Save(m.opt.Sessions, saved); err != nil {
+		var claim *sessions.Claim
+		if claim, err = m.claimFor(saved); err == nil {
+			m.keepClaim(claim)
+			err = m.conv.Save(claim)
+		}
+		if err != nil {
 			saved = ""
 		}
 	}
+	m.keepClaim(nil)
 	m.host.close()
 	m.model.Close()
 	m.conv, m.host, m.model = nil, nil, nil

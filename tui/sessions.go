@@ -23,6 +23,7 @@ const (
 // sessionSavedMsg ends a save.
 type sessionSavedMsg struct {
 	name   string
+	claim  *sessions.Claim // the claim saved under
 	tokens int
 	err    error
 	then   afterSave
@@ -33,6 +34,7 @@ type sessionSavedMsg struct {
 // was.
 type sessionLoadedMsg struct {
 	name   string
+	claim  *sessions.Claim // the claim loaded under
 	tokens int
 	took   time.Duration
 	// fallback says why the model state could not be restored (the
@@ -64,13 +66,43 @@ func (m *Model) hasTurns() bool {
 	return false
 }
 
+// claimFor returns the claim on session name: the conversation's own
+// when it is that session, else a new one (an error when another process
+// holds it).
+func (m *Model) claimFor(name string) (*sessions.Claim, error) {
+	if m.claim != nil && m.claim.Name() == name {
+		return m.claim, nil
+	}
+	return m.opt.Sessions.Claim(name)
+}
+
+// keepClaim makes c the conversation's claim, releasing the one it had.
+func (m *Model) keepClaim(c *sessions.Claim) {
+	if c != m.claim {
+		m.claim.Release()
+		m.claim = c
+	}
+}
+
+// dropClaim releases c unless it is the conversation's claim.
+func (m *Model) dropClaim(c *sessions.Claim) {
+	if c != m.claim {
+		c.Release()
+	}
+}
+
 // save writes the conversation as session name, off the UI goroutine.
 func (m *Model) save(name string, then afterSave, next string) tea.Cmd {
+	claim, err := m.claimFor(name)
+	if err != nil {
+		m.fail(err)
+		return nil
+	}
 	m.busy = "saving " + name
-	conv, store := m.conv, m.opt.Sessions
+	conv := m.conv
 	return tea.Batch(m.work(func() tea.Msg {
-		err := conv.Save(store, name)
-		return sessionSavedMsg{name: name, tokens: conv.Tokens(), err: err, then: then, next: next}
+		err := conv.Save(claim)
+		return sessionSavedMsg{name: name, claim: claim, tokens: conv.Tokens(), err: err, then: then, next: next}
 	}), m.status.spinner.Tick)
 }
 
@@ -87,17 +119,20 @@ func (m *Model) saveThen(then afterSave, next string) tea.Cmd {
 func (m *Model) afterSaved(msg sessionSavedMsg) tea.Cmd {
 	m.busy = ""
 	if msg.err != nil {
+		m.dropClaim(msg.claim)
 		m.fail(msg.err)
 		return nil
 	}
 	saved := ""
 	if msg.name != "" {
+		m.keepClaim(msg.claim)
 		m.session, m.dirty = msg.name, false
 		saved = fmt.Sprintf("saved session %s (%s tokens)", msg.name, thousands(msg.tokens))
 	}
 	switch msg.then {
 	case afterNew:
 		m.conv.Clear()
+		m.keepClaim(nil)
 		m.session, m.dirty, m.used = "", false, m.conv.Tokens()
 		m.transcript.reset(m.conv.Messages())
 		m.say(join("new conversation", saved))
@@ -113,17 +148,27 @@ func (m *Model) afterSaved(msg sessionSavedMsg) tea.Cmd {
 // loadSession restores a session into the conversation, off the UI
 // goroutine.
 func (m *Model) loadSession(name string) tea.Cmd {
+	claim, err := m.claimFor(name)
+	if err != nil {
+		m.fail(err)
+		return nil
+	}
 	m.busy = "loading " + name
-	conv, host, store := m.conv, m.host, m.opt.Sessions
-	return tea.Batch(m.work(func() tea.Msg { return restoreSession(conv, host, store, name) }), m.status.spinner.Tick)
+	conv, host := m.conv, m.host
+	return tea.Batch(m.work(func() tea.Msg {
+		msg := restoreSession(conv, host, claim)
+		msg.claim = claim
+		return msg
+	}), m.status.spinner.Tick)
 }
 
 // restoreSession restores session name: the model state when the session
 // was made with this model, else the transcript alone; and the session's
 // controller.
-func restoreSession(conv *conversation.Conversation, host *controllerHost, store sessions.Store, name string) sessionLoadedMsg {
+func restoreSession(conv *conversation.Conversation, host *controllerHost, claim *sessions.Claim) sessionLoadedMsg {
 	start := time.Now()
-	snap, err := store.Open(name)
+	name := claim.Name()
+	snap, err := claim.Open()
 	if err != nil {
 		return sessionLoadedMsg{name: name, err: err}
 	}
@@ -158,9 +203,11 @@ func restoreSession(conv *conversation.Conversation, host *controllerHost, store
 func (m *Model) afterLoaded(msg sessionLoadedMsg) {
 	m.busy = ""
 	if msg.err != nil {
+		m.dropClaim(msg.claim)
 		m.fail(msg.err)
 		return
 	}
+	m.keepClaim(msg.claim)
 	m.session, m.dirty, m.used = msg.name, false, msg.tokens
 	m.transcript.reset(m.conv.Messages())
 	text := fmt.Sprintf("session %s: restored %s tokens in %s", msg.name, thousands(msg.tokens), formatMillis(msg.took))

@@ -48,7 +48,7 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	store := sessions.Store{Dir: dir}
+	path := filepath.Join(dir, "bench.safetensors")
 	start = time.Now()
 	kv, err := cache.Export()
 	if err != nil {
@@ -58,11 +58,11 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 	if l.Tok != nil {
 		meta.TokenizerFingerprint = l.Tok.Fingerprint()
 	}
-	if err := store.Save("bench", meta, kv); err != nil {
+	if err := sessions.Save(path, meta, kv); err != nil {
 		return r, err
 	}
 	r.SaveMillis = ms(time.Since(start))
-	if st, err := os.Stat(filepath.Join(dir, "bench.safetensors")); err == nil {
+	if st, err := os.Stat(path); err == nil {
 		r.SizeBytes = st.Size()
 	}
 	fresh, err := l.Backend.NewCache(n)
@@ -70,7 +70,7 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 		return r, err
 	}
 	start = time.Now()
-	snap, err := store.Open("bench")
+	snap, err := sessions.Open(path)
 	if err != nil {
 		return r, err
 	}

@@ -149,6 +149,9 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err := g.parse(args); err != nil {
 		return err
 	}
+	if g.set["session"] && *session == "" {
+		return errors.New("--session needs a name (letters, digits, '.', '_' and '-')")
+	}
 	inSession := *session != "" || *cont
 	if (*prompt == "") == (*promptIDs == "") || (inSession && *prompt == "") {
 		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3 (a session needs --prompt)")

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
+
+// sessionPatience is how long `run --session` waits for a session that
+// another process holds.
+const sessionPatience = 30 * time.Second
 
 // sessionRun is one `run --session` / `run --continue`.
 type sessionRun struct {
@@ -35,12 +38,17 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 	if err != nil {
 		return err
 	}
-	path, err := r.store.Path(r.name)
+	// Hold the session from before it is read until after it is saved,
+	// so that a turn made meanwhile by another process is never lost.
+	claim, err := r.store.ClaimWait(ctx, r.name, sessionPatience, func(b *sessions.BusyError) {
+		fmt.Fprintf(errOut, "%v; waiting up to %s…\n", b, sessionPatience)
+	})
 	if err != nil {
 		return err
 	}
-	if _, statErr := os.Stat(path); statErr == nil {
-		if err := restore(conv, r, errOut); err != nil {
+	defer claim.Release()
+	if claim.Exists() {
+		if err := restore(conv, claim, r, errOut); err != nil {
 			return err
 		}
 	} else if r.system != "" {
@@ -54,7 +62,7 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
-	if err := conv.Save(r.store, r.name); err != nil {
+	if err := conv.Save(claim); err != nil {
 		return err
 	}
 	st := reply.Stats
@@ -67,9 +75,9 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 // was made with this model, else the transcript alone (re-processed by the
 // next reply). The session's controller comes back unless the command
 // line names one.
-func restore(conv *conversation.Conversation, r sessionRun, errOut io.Writer) error {
+func restore(conv *conversation.Conversation, claim *sessions.Claim, r sessionRun, errOut io.Writer) error {
 	start := time.Now()
-	snap, err := r.store.Open(r.name)
+	snap, err := claim.Open()
 	if err != nil {
 		return err
 	}

@@ -35,20 +35,11 @@ func (e *TooLargeError) Error() string {
 // Read returns the contents of path, refusing anything that is not a
 // regular file and any file longer than limit bytes. Errors name the path.
 func Read(path string, limit int64) ([]byte, error) {
-	// O_NONBLOCK so that opening a FIFO with no writer does not wait; it
-	// changes nothing for a regular file.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, fi, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("not a regular file (" + kind(fi.Mode()) + ")")}
-	}
 	if fi.Size() > limit {
 		return nil, &TooLargeError{Path: path, Limit: limit}
 	}
@@ -61,6 +52,35 @@ func Read(path string, limit int64) ([]byte, error) {
 		return nil, &TooLargeError{Path: path, Limit: limit}
 	}
 	return data, nil
+}
+
+// Regular returns an error naming path unless it is a regular file (a
+// FIFO would block whoever opens it, a device may never end). It does
+// not block.
+func Regular(path string) error {
+	f, _, err := openRegular(path)
+	if err == nil {
+		f.Close()
+	}
+	return err
+}
+
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	// O_NONBLOCK so that opening a FIFO with no writer does not wait; it
+	// changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file (" + kind(fi.Mode()) + ")")}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 func kind(m os.FileMode) string {

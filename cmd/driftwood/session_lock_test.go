@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/internal/golden"
+	"github.com/driftwoodlabs/driftwood/sessions"
+)
+
+// TestConcurrentSessionTurns runs 20 `driftwood run --session same` at
+// once, each its own process: every turn is either saved, and then in the
+// session's transcript afterwards, or refused saying the session is in
+// use. (Before sessions were locked, 13 of 20 failed on another
+// process's temporary file and 3 of the 7 saved turns were lost.)
+func TestConcurrentSessionTurns(t *testing.T) {
+	if args := os.Getenv("DRIFTWOOD_TEST_MAIN"); args != "" {
+		os.Exit(realMain(context.Background(), strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	dir := t.TempDir()
+	xdg := t.TempDir()
+	const n = 20
+	type result struct {
+		stderr string
+		err    error
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := []string{"run", "--config", filepath.Join(xdg, "none.toml"), "--model", golden.ModelDir("tiny-f32"),
+				"--sessions-dir", dir, "--session", "same", "--prompt", fmt.Sprintf("x%d", i), "--max-tokens", "4", "--threads", "1", "--context", "1024"}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestConcurrentSessionTurns$")
+			cmd.Env = append(os.Environ(), "DRIFTWOOD_TEST_MAIN="+strings.Join(args, "\x1f"),
+				"XDG_DATA_HOME="+xdg, "XDG_CACHE_HOME="+xdg, "XDG_STATE_HOME="+xdg, "XDG_CONFIG_HOME="+xdg)
+			var errOut bytes.Buffer
+			cmd.Stderr = &errOut
+			err := cmd.Run()
+			results[i] = result{errOut.String(), err}
+		}()
+	}
+	wg.Wait()
+	snap, err := sessions.Store{Dir: dir}.Open("same")
+	if err != nil {
+		t.Fatalf("%v; the first turn: %v\n%s", err, results[0].err, results[0].stderr)
+	}
+	defer snap.Close()
+	have := map[string]bool{}
+	for _, m := range snap.Meta.Messages {
+		have[m.Content] = true
+	}
+	saved := 0
+	for i, r := range results {
+		switch {
+		case r.err == nil && strings.Contains(r.stderr, "saved session same"):
+			saved++
+			if !have[fmt.Sprintf("x%d", i)] {
+				t.Errorf("turn %d reported saved but is missing from the session", i)
+			}
+		case r.err != nil && strings.Contains(r.stderr, `session "same" is in use by another Driftwood process`):
+			t.Logf("turn %d refused: %s", i, r.stderr)
+		default:
+			t.Errorf("turn %d: %v\n%s", i, r.err, r.stderr)
+		}
+	}
+	t.Logf("%d of %d turns saved", saved, n)
+	if saved == 0 {
+		t.Error("no turn was saved")
+	}
+}
+
+// TestEmptySessionName: `--session ”` is an error, not a run without a
+// session.
+func TestEmptySessionName(t *testing.T) {
+	_, errOut, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--session", "", "--sessions-dir", t.TempDir(), "--prompt", "hi", "--max-tokens", "2")
+	if code == 0 || !strings.Contains(errOut, "--session needs a name") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
