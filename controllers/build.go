@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // DefaultDir is where controllers are looked up by name:
@@ -62,7 +64,7 @@ func Build(src, out string) ([]string, error) {
 		}
 		wats, _ := filepath.Glob(filepath.Join(dir, "*.wat"))
 		for _, w := range wats {
-			data, err := os.ReadFile(w)
+			data, err := limitedfile.Read(w, limitedfile.Controller)
 			if err != nil {
 				return written, err
 			}

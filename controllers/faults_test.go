@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // TestFaultsAreSurvived runs a reply with a controller that faults at its
@@ -268,6 +270,47 @@ func TestFaultNamesTheControllerOnce(t *testing.T) {
 		d.Close()
 		if len(h.logs) != 1 || !h.logs[0].Fault || h.logs[0].Controller != "slow" || h.logs[0].Text != c.want {
 			t.Errorf("%s: logs %+v, want one fault from slow saying %q", c.reason, h.logs, c.want)
+		}
+	}
+}
+
+// TestLoadFileRefusesEndlessFiles: a controller path naming a FIFO, a
+// device or a huge file gets one clear error instead of hanging or
+// filling the memory (os.ReadFile blocked on a FIFO, and read /dev/zero
+// at ~1 GB/s until the machine ran out).
+func TestLoadFileRefusesEndlessFiles(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.wasm")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.wat")
+	if err := os.WriteFile(huge, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, limitedfile.Controller+1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	// In this order: before the fix the FIFO hung (stopped here after 5 s)
+	// and /dev/zero would not have been reached.
+	for _, c := range []struct{ path, want string }{
+		{fifo, "not a regular file (a FIFO)"},
+		{huge, "larger than 256 MiB"},
+		{"/dev/zero", "not a regular file (a device)"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.rt.LoadFile(c.path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "controller "+c.path) || strings.Count(err.Error(), c.path) != 1 {
+				t.Errorf("%s: %v, want an error naming it once and saying %q", c.path, err, c.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: LoadFile still reading after 5 s", c.path)
 		}
 	}
 }

@@ -10,6 +10,7 @@ package controllers
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // ABIVersion is the controller ABI this host implements.
@@ -152,11 +155,20 @@ type Module struct {
 //
 // # Errors
 //
-// A file that cannot be read, is not Wasm, fails to compile, or lacks the
-// ABI's exports gives an error naming the file and what is wrong.
+// A file that cannot be read, is not a regular file (a FIFO, a device),
+// is larger than limitedfile.Controller, is not Wasm, fails to compile, or
+// lacks the ABI's exports gives an error naming the file and what is
+// wrong.
 func (rt *Runtime) LoadFile(path string) (*Module, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
+	src, err := limitedfile.Read(path, limitedfile.Controller)
+	var pe *os.PathError
+	var tl *limitedfile.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, fmt.Errorf("controller %w", err) // "controller PATH is larger than…"
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("controller %s: %w", path, pe.Err) // the path once
+	case err != nil:
 		return nil, fmt.Errorf("controller %s: %w", path, err)
 	}
 	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".wasm"), ".wat")
