@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/controllers"
@@ -145,12 +146,26 @@ func (c *Conversation) truncate(n int) {
 	c.seq.Cache.Truncate(n)
 }
 
+// TooLongError says that a message was refused because the conversation
+// with it would not leave room for a reply in the context window. The
+// conversation is as it was before.
+type TooLongError struct {
+	// Tokens is the length of the prompt with the message; Held is how
+	// many positions the conversation held before it.
+	Tokens, Held, Window int
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("the message does not fit: with it the conversation is %d tokens (%d before it), and the context window holds %d", e.Tokens, e.Held, e.Window)
+}
+
 // Send adds a user message and generates the reply, streaming it to
 // emit. On cancellation (ctx) or error the partial reply is kept in the
-// transcript and returned with the error.
+// transcript and returned with the error, except that a message that
+// does not fit the context window (*TooLongError), or that the chat
+// template refuses, is not added at all.
 func (c *Conversation) Send(ctx context.Context, text string, emit func(Update) error) (Reply, error) {
-	c.messages = append(c.messages, chat.Message{Role: "user", Content: text})
-	return c.generate(ctx, emit)
+	return c.generate(ctx, append(slices.Clip(c.messages), chat.Message{Role: "user", Content: text}), emit)
 }
 
 // Regenerate replaces the last reply with a new one, reusing the KV cache
@@ -160,15 +175,21 @@ func (c *Conversation) Regenerate(ctx context.Context, emit func(Update) error) 
 	if n == 0 || c.messages[n-1].Role != "assistant" {
 		return Reply{}, errors.New("there is no reply to regenerate")
 	}
-	c.messages = c.messages[:n-1]
-	return c.generate(ctx, emit)
+	return c.generate(ctx, c.messages[:n-1:n-1], emit)
 }
 
-func (c *Conversation) generate(ctx context.Context, emit func(Update) error) (Reply, error) {
-	ids, err := c.m.Template.Encode(c.m.Tok, c.messages, chat.Options{AddGenerationPrompt: true, Now: c.created})
+// generate makes msgs the transcript and replies to it, unless the
+// prompt cannot be built or leaves no room for a reply: then nothing
+// changes.
+func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit func(Update) error) (Reply, error) {
+	ids, err := c.m.Template.Encode(c.m.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: c.created})
 	if err != nil {
 		return Reply{}, err
 	}
+	if w := c.seq.Cache.Window(); len(ids) >= w {
+		return Reply{}, &TooLongError{Tokens: len(ids), Held: c.Tokens(), Window: w}
+	}
+	c.messages = msgs
 	// Reuse the cache for the longest common prefix; at least the last
 	// prompt token is run again to get fresh logits.
 	p := 0

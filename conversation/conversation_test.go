@@ -2,8 +2,11 @@ package conversation
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/controllers"
@@ -232,4 +235,35 @@ func saveAs(t *testing.T, c *Conversation, store sessions.Store, name string) er
 	}
 	defer claim.Release()
 	return c.Save(claim)
+}
+
+// TestTooLongMessageChangesNothing: a message longer than the window is
+// refused and leaves the conversation exactly as it was, so the next
+// message, and a save and restore, go on as if it was never sent (a
+// refused message used to stay and wedge every later turn).
+func TestTooLongMessageChangesNothing(t *testing.T) {
+	m := load(t, "tiny-f32")
+	c, _ := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 4})
+	ref, _ := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 4})
+	tokens(t, c, "Hello")
+	tokens(t, ref, "Hello")
+	msgs, held := slices.Clone(c.Messages()), c.Tokens()
+	huge := strings.Repeat("paste ", 3000)
+	_, err := c.Send(context.Background(), huge, func(Update) error {
+		t.Error("a refused message produced a reply")
+		return nil
+	})
+	var long *TooLongError
+	if !errors.As(err, &long) || long.Window != 512 || long.Held != held || long.Tokens <= 512 {
+		t.Fatalf("Send(huge) = %v, want a TooLongError", err)
+	}
+	if !reflect.DeepEqual(c.Messages(), msgs) || c.Tokens() != held {
+		t.Fatalf("after the refusal: %d messages, %d tokens; before: %d, %d", len(c.Messages()), c.Tokens(), len(msgs), held)
+	}
+	if got, want := tokens(t, c, "More"), tokens(t, ref, "More"); !slices.Equal(got, want) {
+		t.Errorf("the next reply %v, without the refused message %v", got, want)
+	}
+	if _, err := c.Regenerate(context.Background(), func(Update) error { return nil }); err != nil {
+		t.Errorf("regenerate after a refusal: %v", err)
+	}
 }

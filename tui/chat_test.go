@@ -365,3 +365,33 @@ func TestSessionInUse(t *testing.T) {
 	}
 	claim.Release()
 }
+
+// TestTooLongMessage: a paste longer than the context window is refused
+// with the reason, goes back into the input box, and leaves the
+// conversation as it was: the next message works and the saved session
+// can continue.
+func TestTooLongMessage(t *testing.T) {
+	opt := testOptions(t)
+	c := startChat(t, opt, nil)
+	c.loaded()
+	c.typeLine("hello")
+	before := c.idle()
+	huge := strings.TrimSpace(strings.Repeat("paste ", 2500))
+	c.tm.Send(tea.PasteMsg{Content: huge})
+	c.key(enter)
+	s := c.wait("the refusal", func(s snapshot) bool { return strings.HasPrefix(s.notice, "not sent:") })
+	s = c.idle()
+	if s.input != huge || s.messages != before.messages || s.used != before.used {
+		t.Fatalf("after the refusal: input of %d bytes, %d messages, %d tokens; before: %d messages, %d tokens",
+			len(s.input), s.messages, s.used, before.messages, before.used)
+	}
+	if strings.Contains(s.last, "paste paste") {
+		t.Errorf("the refused message is still in the transcript")
+	}
+	c.key(ctrlC) // clears the input
+	c.wait("an empty input", func(s snapshot) bool { return s.input == "" })
+	c.typeLine("short")
+	if s := c.idle(); s.messages != before.messages+2 || strings.HasPrefix(s.notice, "not sent") {
+		t.Fatalf("the next message: %d messages, notice %q", s.messages, s.notice)
+	}
+}

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -17,7 +18,9 @@ const maxBatch = 512
 // goroutine until updates is closed; the program reads the updates with
 // next, which re-schedules itself until the reply is done.
 type replyStream struct {
-	id      int
+	id int
+	// text is the message replied to ("" for a regeneration).
+	text    string
 	cancel  context.CancelFunc
 	updates chan replyUpdate
 	// Set by the goroutine before it closes updates.
@@ -55,7 +58,7 @@ type replyDoneMsg struct {
 func (m *Model) startReply(text string, regen bool) tea.Cmd {
 	m.nextID++
 	ctx, cancel := context.WithCancel(m.ctx)
-	s := &replyStream{id: m.nextID, cancel: cancel, updates: make(chan replyUpdate, maxBatch)}
+	s := &replyStream{id: m.nextID, text: text, cancel: cancel, updates: make(chan replyUpdate, maxBatch)}
 	conv, pace := m.conv, m.pace
 	go func() {
 		defer close(s.updates)
@@ -153,7 +156,13 @@ func (m *Model) onReplyDone(msg replyDoneMsg) {
 	if m.reply == nil || msg.id != m.reply.id {
 		return
 	}
+	text := m.reply.text
 	m.reply = nil
+	var long *conversation.TooLongError
+	if errors.As(msg.err, &long) {
+		m.refused(text, long)
+		return
+	}
 	m.used, m.dirty = msg.used, true
 	st := msg.reply.Stats
 	m.stats = &st
@@ -180,4 +189,16 @@ func (m *Model) onReplyDone(msg replyDoneMsg) {
 		m.transcript.add(entryError, text)
 		m.logs.add(logLine{source: "driftwood", text: msg.err.Error(), fault: true})
 	}
+}
+
+// refused undoes a message that did not fit the context window: the
+// conversation did not take it, so the transcript drops it and the text
+// goes back into the input box for the user to shorten.
+func (m *Model) refused(text string, long *conversation.TooLongError) {
+	m.transcript.unsend(text != "", m.conv.Messages())
+	if text != "" && m.input.Value() == "" {
+		m.input.SetValue(text)
+	}
+	m.fail(fmt.Errorf("not sent: with this message the conversation is %s tokens, more than the context window of %s (%s used); shorten it, or /new starts afresh",
+		thousands(long.Tokens), thousands(long.Window), thousands(long.Held)))
 }

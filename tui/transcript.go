@@ -175,6 +175,21 @@ func (t *transcript) endReply(text, note string) {
 	}
 }
 
+// unsend removes the live reply of a message the conversation refused,
+// and the message too when there was one (else it was a regeneration, and
+// the reply it was to replace comes back from msgs).
+func (t *transcript) unsend(message bool, msgs []chat.Message) {
+	if t.live() != nil {
+		t.entries = t.entries[:len(t.entries)-1]
+	}
+	if n := len(t.entries); message && n > 0 && t.entries[n-1].kind == entryUser {
+		t.entries = t.entries[:n-1]
+	} else if n := len(msgs); !message && n > 0 && msgs[n-1].Role == "assistant" {
+		t.entries = append(t.entries, &entry{kind: entryAssistant, text: msgs[n-1].Content, stale: true})
+	}
+	t.refresh()
+}
+
 // dropLastReply removes the last reply (before it is generated again).
 func (t *transcript) dropLastReply() {
 	for i := len(t.entries) - 1; i >= 0; i-- {

@@ -86,3 +86,22 @@ func TestEmptySessionName(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestRunSessionTooLong: a prompt that does not fit the window is refused
+// with the reason, and the session goes on afterwards.
+func TestRunSessionTooLong(t *testing.T) {
+	dir, model := t.TempDir(), golden.ModelDir("tiny-f32")
+	turn := func(prompt string) (string, int) {
+		_, errOut, code := runCLI(t, "run", "--model", model, "--session", "s", "--sessions-dir", dir, "--prompt", prompt, "--max-tokens", "2")
+		return errOut, code
+	}
+	if errOut, code := turn("Hello"); code != 0 {
+		t.Fatalf("first turn: %s", errOut)
+	}
+	if errOut, code := turn(strings.Repeat("paste ", 2500)); code == 0 || !strings.Contains(errOut, "does not fit") {
+		t.Errorf("an oversized turn: exit %d, %s", code, errOut)
+	}
+	if errOut, code := turn("short"); code != 0 || !strings.Contains(errOut, "saved session s") {
+		t.Errorf("the turn after it: exit %d, %s", code, errOut)
+	}
+}
