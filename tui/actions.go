@@ -41,10 +41,12 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.showHelp {
+		// ?, Esc and q close the help; any other key closes it and does
+		// what it does, so that nothing typed is lost.
+		m.showHelp = false
 		if key.Matches(k, keys.Help, keys.Back) || k.String() == "q" {
-			m.showHelp = false
+			return nil
 		}
-		return nil
 	}
 	if m.picker != nil {
 		return m.onPickerKey(k)

@@ -395,3 +395,18 @@ func TestTooLongMessage(t *testing.T) {
 		t.Fatalf("the next message: %d messages, notice %q", s.messages, s.notice)
 	}
 }
+
+// TestTypingClosesHelp: a key typed while the help is open closes it and
+// reaches the input; ?, Esc and q only close it.
+func TestTypingClosesHelp(t *testing.T) {
+	c := startChat(t, testOptions(t), nil)
+	c.loaded()
+	c.tm.Type("?")
+	c.wait("the help", func(s snapshot) bool { return s.help })
+	c.key(esc)
+	c.wait("the help closed", func(s snapshot) bool { return !s.help && s.input == "" })
+	c.tm.Type("?")
+	c.wait("the help", func(s snapshot) bool { return s.help })
+	c.tm.Type("hi")
+	c.wait("the typed text", func(s snapshot) bool { return !s.help && s.input == "hi" })
+}

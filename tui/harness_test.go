@@ -111,6 +111,7 @@ type snapshot struct {
 	notice     string
 	controller string
 	picker     bool
+	help       bool
 	input      string
 	used       int
 	// last is the text of the transcript's last entry; logs the log
@@ -135,7 +136,7 @@ func (p *probe) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 		return msg
 	}
 	s := snapshot{screen: m.View().Content, state: m.state, replying: m.reply != nil, busy: m.busy,
-		notice: m.notice, picker: m.picker != nil, input: m.input.Value(), used: m.used, messages: -1}
+		notice: m.notice, picker: m.picker != nil, help: m.showHelp, input: m.input.Value(), used: m.used, messages: -1}
 	s.stopping = m.reply != nil && m.reply.stopping
 	if n := len(m.transcript.entries); n > 0 {
 		s.last = m.transcript.entries[n-1].text
