@@ -72,7 +72,9 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		return tui.Options{}, err
 	}
 	store := sessions.Store{Dir: sessions.DefaultDir()}
-	if *session != "" {
+	sessionSet := false
+	fs.Visit(func(f *flag.Flag) { sessionSet = sessionSet || f.Name == "session" })
+	if sessionSet {
 		if _, err := store.Path(*session); err != nil {
 			return tui.Options{}, err
 		}

@@ -31,6 +31,7 @@ func TestChatFlags(t *testing.T) {
 		{[]string{"--config", filepath.Join(dir, "none.toml")}, "", "", "no config and no --model: the TUI offers a picker"},
 		{[]string{"--config", cfg, "--continue", "--session", "a"}, "", "give --continue or --session NAME, not both", "the two ways to resume exclude each other"},
 		{[]string{"--config", cfg, "--session", "../escape"}, "", "session name", "session names are checked before the TUI starts"},
+		{[]string{"--config", cfg, "--session", ""}, "", `session name ""`, "an empty session name is refused, not taken as no session"},
 		{[]string{"--config", cfg, "stray"}, "", `unexpected argument "stray"`, "the chat takes no arguments"},
 		{[]string{"--config", bad}, "", `unknown key "modle"`, "config errors name the key"},
 	}
