@@ -98,10 +98,7 @@ func (s Store) ClaimWait(ctx context.Context, name string, patience time.Duratio
 func (c *Claim) Name() string { return c.name }
 
 // Exists reports whether the session has been saved before.
-func (c *Claim) Exists() bool {
-	_, err := os.Lstat(c.path)
-	return err == nil
-}
+func (c *Claim) Exists() bool { return c.store.Exists(c.name) }
 
 // Open opens and validates the claimed session.
 func (c *Claim) Open() (*Snapshot, error) {

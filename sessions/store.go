@@ -61,6 +61,17 @@ func (s Store) Path(name string) (string, error) {
 	return filepath.Join(s.Dir, name+ext), nil
 }
 
+// Exists reports whether session name has been saved (false for an
+// invalid name).
+func (s Store) Exists(name string) bool {
+	path, err := s.Path(name)
+	if err != nil {
+		return false
+	}
+	_, err = os.Lstat(path)
+	return err == nil
+}
+
 // Open opens and validates session name, to read it. A conversation
 // that will be saved back opens it through a Claim.
 func (s Store) Open(name string) (*Snapshot, error) {

@@ -410,3 +410,35 @@ func TestTypingClosesHelp(t *testing.T) {
 	c.tm.Type("hi")
 	c.wait("the typed text", func(s snapshot) bool { return !s.help && s.input == "hi" })
 }
+
+// TestSaveKeepsOtherSessions: /save NAME does not replace another
+// conversation's session, and a conversation saved on quit never takes
+// an existing session's name.
+func TestSaveKeepsOtherSessions(t *testing.T) {
+	opt := testOptions(t)
+	c := startChat(t, opt, nil)
+	c.loaded()
+	c.typeLine("first")
+	c.idle()
+	c.typeLine("/save demo")
+	c.wait("the save", func(s snapshot) bool { return strings.Contains(s.notice, "saved session demo") })
+	c.typeLine("/new")
+	c.wait("a new conversation", func(s snapshot) bool { return strings.HasPrefix(s.notice, "new conversation") })
+	c.typeLine("second")
+	c.idle()
+	c.typeLine("/save demo")
+	c.wait("the refusal", func(s snapshot) bool { return strings.Contains(s.notice, `session "demo" already exists`) })
+	m, _ := c.finalScreen()
+	saved, err := m.Close()
+	if err != nil || saved == "" || saved == "demo" {
+		t.Fatalf("quit saved %q, %v", saved, err)
+	}
+	snap, err := opt.Sessions.Open("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if msgs := snap.Meta.Messages; len(msgs) != 2 || msgs[0].Content != "first" {
+		t.Errorf("session demo now holds %+v", msgs)
+	}
+}

@@ -48,10 +48,15 @@ type sessionLoadedMsg struct {
 }
 
 // sessionName is the name the conversation saves under, made up from
-// the time for a conversation never saved.
+// the time for a conversation never saved (with a suffix when another
+// session has that name already).
 func (m *Model) sessionName() string {
 	if m.session == "" {
-		m.session = "chat-" + time.Now().Format("20060102-150405")
+		base := "chat-" + time.Now().Format("20060102-150405")
+		m.session = base
+		for i := 2; m.opt.Sessions.Exists(m.session); i++ {
+			m.session = fmt.Sprintf("%s-%d", base, i)
+		}
 	}
 	return m.session
 }
@@ -96,6 +101,12 @@ func (m *Model) save(name string, then afterSave, next string) tea.Cmd {
 	claim, err := m.claimFor(name)
 	if err != nil {
 		m.fail(err)
+		return nil
+	}
+	if claim != m.claim && claim.Exists() {
+		// Another conversation's session: saving would replace it.
+		claim.Release()
+		m.fail(fmt.Errorf("session %q already exists: /load it, or save under another name", name))
 		return nil
 	}
 	m.busy = "saving " + name
