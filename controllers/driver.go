@@ -235,6 +235,9 @@ func (d *Driver) step(tokens []int32) outcome {
 		d.drop() // the conversation was rewound or replaced (regenerate, load)
 	}
 	if d.inst == nil {
+		if note := d.mod.notice.Swap(nil); note != nil && d.logf != nil {
+			d.logf(Log{Controller: d.mod.Name, Text: *note})
+		}
 		inst, err := d.rt.newInstance(d.mod, d.vocab, d.arg, d.kv, d.log)
 		if err != nil {
 			return d.fault(err)

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
@@ -70,6 +71,11 @@ type Runtime struct {
 	replaced map[*Module]bool           // modules a newer build replaced: no spares
 	closed   bool
 	work     sync.WaitGroup // spare preparations in flight
+
+	// cacheOnce checks cacheDir at its first use; cacheOff then says why
+	// it is not used ("" when it is).
+	cacheOnce sync.Once
+	cacheOff  string
 }
 
 // spareKey names what a spare instance was prepared for.
@@ -79,7 +85,10 @@ type spareKey struct {
 }
 
 // NewRuntime starts a runtime. cacheDir holds compiled modules keyed by the
-// module's sha256 and the engine's settings ("" for no disk cache).
+// module's sha256 and the engine's settings, each checked against its
+// checksum before it is used ("" for no disk cache); it is made private
+// to the user (0700) at its first use, and not used if it belongs to
+// someone else.
 func NewRuntime(limits Limits, cacheDir string) *Runtime {
 	// A fault's backtrace costs ~10 ms per trap; the user never sees it.
 	os.Unsetenv("RUST_BACKTRACE")
@@ -137,10 +146,6 @@ func (rt *Runtime) Close() {
 // ticks converts a time budget to epoch ticks.
 func ticks(d time.Duration) uint64 { return uint64(d/epochTick) + 1 }
 
-// settingsKey names the engine settings in compiled-module cache entries:
-// a precompiled module only loads into an engine with the same settings.
-const settingsKey = "wasmtime-go-v39.0.1-epoch"
-
 // Module is a compiled controller.
 type Module struct {
 	Name   string // file name without extension
@@ -148,6 +153,9 @@ type Module struct {
 	SHA256 string // of the .wasm bytes (or of the .wat source)
 	module *wasmtime.Module
 	linker *wasmtime.Linker
+	// notice, when set, is told once to the user by the first driver that
+	// runs the module: what became of its compile-cache entry.
+	notice atomic.Pointer[string]
 }
 
 // LoadFile compiles the controller at path (.wasm, or .wat text), using
@@ -184,15 +192,12 @@ func (rt *Runtime) LoadFile(path string) (*Module, error) {
 func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
 	sum := sha256.Sum256(src)
 	m := &Module{Name: name, SHA256: hex.EncodeToString(sum[:])}
-	cached := ""
-	if rt.cacheDir != "" {
-		cached = filepath.Join(rt.cacheDir, m.SHA256+"-"+settingsKey+".cwasm")
-		// Mapped, not read: only the code pages that run are ever loaded.
-		// Cache files are replaced by rename, never rewritten in place,
-		// so a mapped file does not change under an instance.
-		if mod, err := wasmtime.NewModuleDeserializeFile(rt.engine, cached); err == nil {
-			m.module = mod
-		}
+	cache, note := rt.useCache()
+	if cache {
+		m.module, note = rt.loadCached(m.SHA256)
+	}
+	if note != "" {
+		m.notice.Store(&note)
 	}
 	if m.module == nil {
 		wasm := src
@@ -207,8 +212,8 @@ func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
 			return nil, fmt.Errorf("does not compile: %v", firstLine(err.Error()))
 		}
 		m.module = mod
-		if cached != "" {
-			rt.store(cached, mod)
+		if cache {
+			rt.store(m.SHA256, mod)
 		}
 	}
 	if err := checkExports(m.module); err != nil {
@@ -225,28 +230,6 @@ func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
 	rt.modules = append(rt.modules, m)
 	rt.mu.Unlock()
 	return m, nil
-}
-
-// store writes a compiled module to the cache atomically and read-only
-// (Load maps it: it must be replaced, never rewritten in place); a
-// failure only costs the next load a compile.
-func (rt *Runtime) store(path string, mod *wasmtime.Module) {
-	data, err := mod.Serialize()
-	if err != nil {
-		return
-	}
-	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".cwasm-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Chmod(tmp.Name(), 0o444) != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
-	}
 }
 
 func isWasmBinary(b []byte) bool {
