@@ -17,6 +17,7 @@ import (
 // Save writes a snapshot of meta and kv to path atomically (a temporary
 // file in the same folder, fsync, rename, fsync of the folder): a crash at
 // any moment leaves the old snapshot or the new one, never a torn file.
+// Only its owner may read it (mode 0600): it holds a conversation.
 func Save(path string, meta Meta, kv *engine.KVState) error {
 	return save(path, meta, kv, nil)
 }
@@ -31,7 +32,7 @@ func save(path string, meta Meta, kv *engine.KVState, wrap func(io.Writer) io.Wr
 	// Only the holder of the session's Claim saves, so any temporary file
 	// of this path is a dead process's.
 	atomicfile.RemoveStale(path)
-	err = atomicfile.Write(path, func(w io.Writer) error {
+	err = atomicfile.WriteMode(path, 0o600, func(w io.Writer) error {
 		if wrap != nil {
 			w = wrap(w)
 		}

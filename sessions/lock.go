@@ -63,6 +63,11 @@ func (s Store) ClaimWait(ctx context.Context, name string, patience time.Duratio
 	if err != nil {
 		return nil, err
 	}
+	// The sessions folder is its owner's alone; make it so before the
+	// lock folder inside it is made.
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return nil, err
+	}
 	lp := s.lockPath(name)
 	start := time.Now()
 	l, err := flock.TryLock(lp)
@@ -106,14 +111,11 @@ func (c *Claim) Open() (*Snapshot, error) {
 	return c.store.Open(c.name)
 }
 
-// Save writes the claimed session (creating the folder). Temporary files
+// Save writes the claimed session. Temporary files
 // that an interrupted save of it left behind are removed first: they are
 // provably abandoned, since only the holder of the claim writes them.
 func (c *Claim) Save(meta Meta, kv *engine.KVState) error {
 	c.check()
-	if err := os.MkdirAll(c.store.Dir, 0o755); err != nil {
-		return err
-	}
 	return save(c.path, meta, kv, c.store.wrap)
 }
 

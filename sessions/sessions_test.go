@@ -50,7 +50,7 @@ func saveAs(s Store, name string, meta Meta, kv *engine.KVState) error {
 }
 
 func TestRoundTrip(t *testing.T) {
-	store := Store{Dir: t.TempDir()}
+	store := Store{Dir: filepath.Join(t.TempDir(), "sessions")}
 	meta, kv := sample(5, 1)
 	if err := saveAs(store, "chat-1", meta, kv); err != nil {
 		t.Fatal(err)
@@ -71,6 +71,12 @@ func TestRoundTrip(t *testing.T) {
 	list, err := store.List()
 	if err != nil || len(list) != 1 || list[0].Name != "chat-1" || list[0].Turns != 1 || list[0].Tokens != 5 {
 		t.Errorf("list = %+v, %v", list, err)
+	}
+	// A conversation is its owner's alone.
+	for path, want := range map[string]os.FileMode{store.Dir: 0o700 | os.ModeDir, snap.Path: 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
+			t.Errorf("%s: mode %v (%v), want %v", path, fi.Mode(), err, want)
+		}
 	}
 }
 

@@ -81,7 +81,7 @@ func loadHistory(file string) (*history, error) {
 
 // rewrite writes the whole history to the file.
 func (h *history) rewrite() error {
-	return atomicfile.Write(h.file, func(w io.Writer) error {
+	return atomicfile.WriteMode(h.file, 0o600, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		for _, e := range h.entries {
 			if err := enc.Encode(e); err != nil {

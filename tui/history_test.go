@@ -69,6 +69,9 @@ func TestHistoryCompacts(t *testing.T) {
 	if n := strings.Count(string(data), "\n"); n != historyLimit {
 		t.Errorf("file has %d lines after compaction, want %d", n, historyLimit)
 	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the rewritten history is readable by others: %v %v", fi.Mode(), err)
+	}
 }
 
 // TestNoHistory: without a file nothing is written.

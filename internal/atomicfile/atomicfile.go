@@ -19,6 +19,12 @@ func TempPattern(path string) string { return "." + filepath.Base(path) + ".tmp-
 // Write replaces path with what fill writes, with mode 0644. If fill or
 // any step fails, path is untouched and the temporary file removed.
 func Write(path string, fill func(w io.Writer) error) error {
+	return WriteMode(path, 0o644, fill)
+}
+
+// WriteMode is Write with the file's permissions given (0600 for what only
+// its owner should read: conversations, the input history).
+func WriteMode(path string, perm os.FileMode, fill func(w io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, TempPattern(path))
 	if err != nil {
@@ -31,7 +37,7 @@ func Write(path string, fill func(w io.Writer) error) error {
 		err = w.Flush()
 	}
 	if err == nil {
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(perm)
 	}
 	if err == nil {
 		err = tmp.Sync()
