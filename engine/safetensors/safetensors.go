@@ -8,16 +8,20 @@
 package safetensors
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"sort"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // MaxHeaderSize bounds the JSON header (100 MB, as the reference
@@ -91,7 +95,8 @@ type File struct {
 // whose range lies outside the file gives an error naming the file and the
 // tensor.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK so that a FIFO with no writer does not hang the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +104,9 @@ func Open(path string) (*File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, limitedfile.Kind(st.Mode()))
 	}
 	size := st.Size()
 	if size < 8 {
@@ -165,56 +173,120 @@ func parse(buf []byte) (map[string]string, map[string]*Tensor, error) {
 	if n > uint64(len(buf)-8) {
 		return nil, nil, fmt.Errorf("header length %d runs past the end of the %d-byte file (truncated?)", n, len(buf))
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(buf[8:8+n], &raw); err != nil {
-		return nil, nil, fmt.Errorf("header is not valid JSON: %v", err)
+	raw, err := headerEntries(buf[8 : 8+n])
+	if err != nil {
+		return nil, nil, err
 	}
 	data := buf[8+n:]
 	meta := map[string]string{}
 	tensors := make(map[string]*Tensor, len(raw))
-	for name, msg := range raw {
-		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &meta); err != nil {
+	spans := make([]span, 0, len(raw))
+	for _, e := range raw {
+		if e.name == "__metadata__" {
+			if err := json.Unmarshal(e.msg, &meta); err != nil {
 				return nil, nil, fmt.Errorf("__metadata__ is not a map of strings: %v", err)
 			}
 			continue
 		}
-		t, err := checkEntry(name, msg, data)
+		t, sp, err := checkEntry(e.name, e.msg, data)
 		if err != nil {
 			return nil, nil, err
 		}
-		tensors[name] = t
+		tensors[e.name] = t
+		spans = append(spans, sp)
+	}
+	if err := disjoint(spans); err != nil {
+		return nil, nil, err
 	}
 	return meta, tensors, nil
 }
 
-func checkEntry(name string, msg json.RawMessage, data []byte) (*Tensor, error) {
+type rawEntry struct {
+	name string
+	msg  json.RawMessage
+}
+
+// headerEntries splits the header object into its entries, in order,
+// refusing a name given twice: decoding into a map would keep the last
+// one silently.
+func headerEntries(header []byte) ([]rawEntry, error) {
+	bad := func(err error) ([]rawEntry, error) {
+		return nil, fmt.Errorf("header is not valid JSON: %v", err)
+	}
+	if !json.Valid(header) {
+		return bad(json.Unmarshal(header, new(any)))
+	}
+	dec := json.NewDecoder(bytes.NewReader(header))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return bad(errors.New("not an object"))
+	}
+	var out []rawEntry
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		name := tok.(string) // an object's keys are strings, and header is valid
+		if seen[name] {
+			return nil, fmt.Errorf("tensor %q is named twice in the header", name)
+		}
+		seen[name] = true
+		var msg json.RawMessage
+		if err := dec.Decode(&msg); err != nil {
+			return bad(err)
+		}
+		out = append(out, rawEntry{name, msg})
+	}
+	return out, nil
+}
+
+// span is the byte range of one tensor's data.
+type span struct {
+	name       string
+	begin, end uint64
+}
+
+// disjoint refuses tensors whose data overlap: one would read the other's
+// bytes.
+func disjoint(spans []span) error {
+	sort.Slice(spans, func(i, j int) bool { return spans[i].begin < spans[j].begin })
+	for i := 1; i < len(spans); i++ {
+		a, b := spans[i-1], spans[i]
+		if b.begin < a.end {
+			return fmt.Errorf("tensors %q [%d, %d] and %q [%d, %d] overlap", a.name, a.begin, a.end, b.name, b.begin, b.end)
+		}
+	}
+	return nil
+}
+
+func checkEntry(name string, msg json.RawMessage, data []byte) (*Tensor, span, error) {
 	var e headerEntry
 	if err := json.Unmarshal(msg, &e); err != nil {
-		return nil, fmt.Errorf("tensor %q: bad header entry: %v", name, err)
+		return nil, span{}, fmt.Errorf("tensor %q: bad header entry: %v", name, err)
 	}
 	es := e.DType.Size()
 	if es == 0 {
-		return nil, fmt.Errorf("tensor %q: unsupported dtype %q", name, e.DType)
+		return nil, span{}, fmt.Errorf("tensor %q: unsupported dtype %q", name, e.DType)
 	}
 	shape := make([]int, len(e.Shape))
 	count := uint64(1)
 	for i, d := range e.Shape {
 		if d < 0 || d > math.MaxInt32 {
-			return nil, fmt.Errorf("tensor %q: bad dimension %d in shape %v", name, d, e.Shape)
+			return nil, span{}, fmt.Errorf("tensor %q: bad dimension %d in shape %v", name, d, e.Shape)
 		}
 		shape[i] = int(d)
 		count *= uint64(d)
 		if count > uint64(len(data)) {
-			return nil, fmt.Errorf("tensor %q: shape %v is larger than the file", name, e.Shape)
+			return nil, span{}, fmt.Errorf("tensor %q: shape %v is larger than the file", name, e.Shape)
 		}
 	}
 	begin, end := e.DataOffsets[0], e.DataOffsets[1]
 	if begin > end || end > uint64(len(data)) {
-		return nil, fmt.Errorf("tensor %q: data offsets [%d, %d] lie outside the %d data bytes (truncated file?)", name, begin, end, len(data))
+		return nil, span{}, fmt.Errorf("tensor %q: data offsets [%d, %d] lie outside the %d data bytes (truncated file?)", name, begin, end, len(data))
 	}
 	if want := count * uint64(es); end-begin != want {
-		return nil, fmt.Errorf("tensor %q: %s shape %v needs %d bytes, header gives %d", name, e.DType, e.Shape, want, end-begin)
+		return nil, span{}, fmt.Errorf("tensor %q: %s shape %v needs %d bytes, header gives %d", name, e.DType, e.Shape, want, end-begin)
 	}
-	return &Tensor{Name: name, DType: e.DType, Shape: shape, Data: data[begin:end:end]}, nil
+	return &Tensor{Name: name, DType: e.DType, Shape: shape, Data: data[begin:end:end]}, span{name, begin, end}, nil
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestOpenTinyModel(t *testing.T) {
@@ -105,6 +107,9 @@ func TestCorruptHeaders(t *testing.T) {
 		{"negative dim", "negative dimensions are invalid", file(`{"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}}`, 0), "bad dimension -1"},
 		{"overflow", "a shape whose product overflows is refused", file(`{"w":{"dtype":"U8","shape":[2147483647,2147483647,2147483647],"data_offsets":[0,0]}}`, 0), "larger than the file"},
 		{"bad metadata", "metadata values are strings", file(`{"__metadata__":{"a":1}}`, 0), "__metadata__"},
+		{"duplicate", "a name given twice must not keep the last entry silently", file(`{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, 2), `tensor "w" is named twice`},
+		{"overlap", "two tensors must not share bytes", file(`{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}}`, 8), `tensors "a" [0, 4] and "b" [3, 5] overlap`},
+		{"trailing", "nothing may follow the header object", file(`{} {}`, 0), "not valid JSON"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,6 +134,29 @@ func TestOpenTruncatedFileNamesPath(t *testing.T) {
 	}
 }
 
+func TestOpenRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "model.safetensors")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want, reason string }{
+		{fifo, "a FIFO", "a FIFO with no writer must not hang the open"},
+		{dir, "a folder", "a folder (a shard named ..) must say so, not fail in mmap"},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := Open(c.path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: err = %v, want the path and %q", c.reason, err, c.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Open is still blocked after 5 s", c.reason)
+		}
+	}
+}
+
 func FuzzParseHeader(f *testing.F) {
 	f.Add(file(`{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 8))
 	f.Add(file(`{"__metadata__":{"format":"pt"},"a":{"dtype":"BF16","shape":[1,2],"data_offsets":[0,4]}}`, 4))
@@ -141,6 +169,11 @@ func FuzzParseHeader(f *testing.F) {
 		for name, tt := range tensors {
 			if len(tt.Data) != tt.Elements()*tt.DType.Size() {
 				t.Fatalf("tensor %q accepted with %d bytes for shape %v", name, len(tt.Data), tt.Shape)
+			}
+			for other, u := range tensors {
+				if other != name && len(tt.Data) > 0 && len(u.Data) > 0 && &tt.Data[0] == &u.Data[0] {
+					t.Fatalf("tensors %q and %q accepted sharing their bytes", name, other)
+				}
 			}
 		}
 	})

@@ -15,7 +15,9 @@ import (
 // Limits for the kinds of file Driftwood reads whole. They are generous:
 // the real Llama 3 tokenizer.json is 9 MB.
 const (
-	Config          = 1 << 20   // config.json, generation_config.json, config.toml, an index
+	Config          = 1 << 20   // config.json, generation_config.json, config.toml
+	Index           = 16 << 20  // model.safetensors.index.json (Llama 405B's is 0.2 MB)
+	Short           = 64 << 10  // a hub ref or token file: one line
 	Tokenizer       = 64 << 20  // tokenizer.json
 	TokenizerConfig = 16 << 20  // tokenizer_config.json (it holds the chat template)
 	Template        = 1 << 20   // a chat template file (.jinja)
@@ -74,7 +76,7 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file (" + kind(fi.Mode()) + ")")}
+		err = &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file (" + Kind(fi.Mode()) + ")")}
 	}
 	if err != nil {
 		f.Close()
@@ -83,7 +85,9 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	return f, fi, nil
 }
 
-func kind(m os.FileMode) string {
+// Kind names the type of a file that is not regular, for messages: "a
+// folder", "a FIFO", "a socket", "a device".
+func Kind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a folder"
