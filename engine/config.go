@@ -8,6 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+)
+
+// Bounds on config.json's sizes, far above any Llama (the 405B has 126
+// layers, hidden 16384, intermediate 53248, 128 heads; the largest
+// vocabularies are ~256k, the longest contexts ~10M positions), so that a
+// hostile file is refused before anything is sized from it.
+const (
+	MaxLayers           = 1024
+	MaxHiddenSize       = 1 << 16
+	MaxIntermediateSize = 1 << 20
+	MaxHeads            = 1024
+	MaxHeadDim          = 1024
+	MaxVocab            = 1 << 21
+	MaxPositions        = 1 << 24
 )
 
 // Config is a Llama-family model's hyper-parameters, read from config.json
@@ -87,7 +103,7 @@ func (t *TokenIDs) UnmarshalJSON(b []byte) error {
 // dir/generation_config.json, fills defaults and validates the result.
 func LoadConfig(dir string) (*Config, error) {
 	path := filepath.Join(dir, "config.json")
-	data, err := os.ReadFile(path)
+	data, err := limitedfile.Read(path, limitedfile.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +112,13 @@ func LoadConfig(dir string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	gpath := filepath.Join(dir, "generation_config.json")
-	if gdata, err := os.ReadFile(gpath); err == nil {
+	if gdata, err := limitedfile.Read(gpath, limitedfile.Config); err == nil {
 		var g GenerationCfg
 		if err := json.Unmarshal(gdata, &g); err != nil {
 			return nil, fmt.Errorf("%s: %w", gpath, jsonError(err))
+		}
+		if err := c.checkTokenIDs(g.BOSTokenID, g.EOSTokenIDs); err != nil {
+			return nil, fmt.Errorf("%s: %w", gpath, err)
 		}
 		c.Generation = &g
 		c.EOSTokenIDs = union(c.EOSTokenIDs, g.EOSTokenIDs)
@@ -163,24 +182,28 @@ func (c *Config) validate() error {
 		return fmt.Errorf("key \"model_type\": %q is not supported (Driftwood runs llama)", c.ModelType)
 	}
 	for _, k := range []struct {
-		key string
-		v   int
+		key    string
+		v, max int
 	}{
-		{"hidden_size", c.HiddenSize},
-		{"num_hidden_layers", c.NumHiddenLayers},
-		{"num_attention_heads", c.NumAttentionHeads},
-		{"intermediate_size", c.IntermediateSize},
-		{"vocab_size", c.VocabSize},
+		{"hidden_size", c.HiddenSize, MaxHiddenSize},
+		{"num_hidden_layers", c.NumHiddenLayers, MaxLayers},
+		{"num_attention_heads", c.NumAttentionHeads, MaxHeads},
+		{"intermediate_size", c.IntermediateSize, MaxIntermediateSize},
+		{"vocab_size", c.VocabSize, MaxVocab},
+		{"max_position_embeddings", c.MaxPositionEmbeddings, MaxPositions},
 	} {
 		if k.v <= 0 {
 			return fmt.Errorf("key %q: missing or not positive", k.key)
+		}
+		if k.v > k.max {
+			return fmt.Errorf("key %q: %d is more than Driftwood supports (%d)", k.key, k.v, k.max)
 		}
 	}
 	switch {
 	case c.NumKeyValueHeads <= 0 || c.NumAttentionHeads%c.NumKeyValueHeads != 0:
 		return fmt.Errorf("key \"num_key_value_heads\": %d does not divide num_attention_heads %d", c.NumKeyValueHeads, c.NumAttentionHeads)
-	case c.HeadDim <= 0 || c.HeadDim%2 != 0:
-		return fmt.Errorf("key \"head_dim\": %d is not a positive even number", c.HeadDim)
+	case c.HeadDim <= 0 || c.HeadDim%2 != 0 || c.HeadDim > MaxHeadDim:
+		return fmt.Errorf("key \"head_dim\": %d is not a positive even number up to %d", c.HeadDim, MaxHeadDim)
 	case c.RMSNormEps < 0 || math.IsNaN(c.RMSNormEps):
 		return fmt.Errorf("key \"rms_norm_eps\": %g is negative", c.RMSNormEps)
 	case c.RopeTheta <= 0:
@@ -213,9 +236,18 @@ func (c *Config) validate() error {
 			return fmt.Errorf("key \"quantization\": mode %q is not supported (want affine)", q.Mode)
 		}
 	}
-	for _, id := range c.EOSTokenIDs {
+	return c.checkTokenIDs(c.BOSTokenID, c.EOSTokenIDs)
+}
+
+// checkTokenIDs checks that bos_token_id and eos_token_id name tokens of
+// the vocabulary.
+func (c *Config) checkTokenIDs(bos *int32, eos TokenIDs) error {
+	if bos != nil && (*bos < 0 || int(*bos) >= c.VocabSize) {
+		return fmt.Errorf("key \"bos_token_id\": %d is outside the vocabulary of %d (vocab_size)", *bos, c.VocabSize)
+	}
+	for _, id := range eos {
 		if id < 0 || int(id) >= c.VocabSize {
-			return fmt.Errorf("key \"eos_token_id\": %d is outside the vocabulary of %d", id, c.VocabSize)
+			return fmt.Errorf("key \"eos_token_id\": %d is outside the vocabulary of %d (vocab_size)", id, c.VocabSize)
 		}
 	}
 	return nil

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // Tensor is a weight in its stored form, viewed in place in the mapped file.
@@ -97,7 +100,7 @@ func LoadModel(dir string) (*Model, error) {
 }
 
 func fingerprint(dir string, files []*safetensors.File) (string, error) {
-	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	cfg, err := limitedfile.Read(filepath.Join(dir, "config.json"), limitedfile.Config)
 	if err != nil {
 		return "", err
 	}
@@ -130,7 +133,7 @@ func (m *Model) WeightFiles() []string {
 func openWeights(dir string) ([]*safetensors.File, error) {
 	var names []string
 	index := filepath.Join(dir, "model.safetensors.index.json")
-	if data, err := os.ReadFile(index); err == nil {
+	if data, err := limitedfile.Read(index, limitedfile.Index); err == nil {
 		var idx struct {
 			WeightMap map[string]string `json:"weight_map"`
 		}
@@ -139,11 +142,12 @@ func openWeights(dir string) ([]*safetensors.File, error) {
 		}
 		seen := map[string]bool{}
 		for _, f := range idx.WeightMap {
-			if !seen[f] && filepath.Base(f) == f {
+			if f == "" || f == "." || f == ".." || filepath.Base(f) != f {
+				return nil, fmt.Errorf("%s: shard name %q is not a plain file name", index, f)
+			}
+			if !seen[f] {
 				seen[f] = true
 				names = append(names, f)
-			} else if filepath.Base(f) != f {
-				return nil, fmt.Errorf("%s: shard name %q is not a plain file name", index, f)
 			}
 		}
 		sort.Strings(names)
@@ -163,7 +167,47 @@ func openWeights(dir string) ([]*safetensors.File, error) {
 		}
 		files = append(files, f)
 	}
+	if err := distinctTensors(files); err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
 	return files, nil
+}
+
+// distinctTensors refuses a tensor stored in two shards: which copy a
+// lookup finds would depend on the order of the files.
+func distinctTensors(files []*safetensors.File) error {
+	if len(files) < 2 {
+		return nil
+	}
+	where := map[string]string{}
+	for _, f := range files {
+		for name := range f.Tensors {
+			if other, dup := where[name]; dup {
+				return fmt.Errorf("tensor %s is stored twice, in %s and %s", name, other, f.Path)
+			}
+			where[name] = f.Path
+		}
+	}
+	return nil
+}
+
+// storedLayers is the number of transformer blocks the weights hold: one
+// more than the highest N of the model.layers.N.* tensors.
+func (m *Model) storedLayers() int {
+	n := 0
+	for _, f := range m.files {
+		for name := range f.Tensors {
+			rest, ok := strings.CutPrefix(name, "model.layers.")
+			num, _, ok2 := strings.Cut(rest, ".")
+			if i, err := strconv.Atoi(num); ok && ok2 && err == nil && i >= n {
+				n = i + 1
+			}
+		}
+	}
+	return n
 }
 
 // lookup finds a tensor by name in any of the model's files.
@@ -178,6 +222,10 @@ func (m *Model) lookup(name string) (*safetensors.Tensor, string) {
 
 func (m *Model) bind() error {
 	c := m.Config
+	// Before anything is allocated per layer.
+	if have := m.storedLayers(); have < c.NumHiddenLayers {
+		return fmt.Errorf("%s: num_hidden_layers is %d but %s holds %d layers", filepath.Join(m.Dir, "config.json"), c.NumHiddenLayers, m.weightsName(), have)
+	}
 	w := &m.Weights
 	q, kv := c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
 	var errs []error

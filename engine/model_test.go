@@ -148,6 +148,36 @@ func TestLoadErrors(t *testing.T) {
 		{"an eos id outside the vocabulary is refused", "tiny-f32", func(t *testing.T, dir string) {
 			editConfig(t, dir, func(m map[string]any) { m["eos_token_id"] = 9999 })
 		}, []string{"eos_token_id", "9999"}},
+		{"a bos id outside the vocabulary is refused", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["bos_token_id"] = 9999 })
+		}, []string{"config.json", "bos_token_id", "9999"}},
+		{"generation_config.json's eos ids are checked too", "tiny-f32", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"eos_token_id": [501, 512]}`), 0o644)
+		}, []string{"generation_config.json", "eos_token_id", "512 is outside the vocabulary of 512"}},
+		{"generation_config.json's bos id is checked too", "tiny-f32", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"bos_token_id": -1}`), 0o644)
+		}, []string{"generation_config.json", "bos_token_id", "-1"}},
+		{"layers that the weights do not hold are refused before any is allocated", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["num_hidden_layers"] = 1000 })
+		}, []string{"config.json", "num_hidden_layers is 1000", "model.safetensors holds 3 layers"}},
+		{"a context longer than any model is refused (2^62 panicked in growslice)", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["max_position_embeddings"] = 1 << 62 })
+		}, []string{"config.json", `"max_position_embeddings": 4611686018427387904 is more than`}},
+		{"a context of no positions is refused", "tiny-f32", func(t *testing.T, dir string) {
+			editConfig(t, dir, func(m map[string]any) { m["max_position_embeddings"] = -5 })
+		}, []string{"config.json", `"max_position_embeddings": missing or not positive`}},
+		{"an oversized config.json is refused before it is read", "tiny-f32", func(t *testing.T, dir string) {
+			sparse(t, filepath.Join(dir, "config.json"), 2<<20)
+		}, []string{"config.json is larger than 1 MiB"}},
+		{"an oversized generation_config.json is refused before it is read", "tiny-f32", func(t *testing.T, dir string) {
+			sparse(t, filepath.Join(dir, "generation_config.json"), 2<<20)
+		}, []string{"generation_config.json is larger than 1 MiB"}},
+		{"a shard named .. is refused by name, not failed in mmap", "tiny-f32", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), []byte(`{"weight_map": {"model.norm.weight": ".."}}`), 0o644)
+		}, []string{"model.safetensors.index.json", `shard name ".."`}},
+		{"an oversized index is refused before it is read", "tiny-f32", func(t *testing.T, dir string) {
+			sparse(t, filepath.Join(dir, "model.safetensors.index.json"), 17<<20)
+		}, []string{"model.safetensors.index.json is larger than 16 MiB"}},
 	}
 	for _, c := range cases {
 		dir := copyModel(t, c.model)
@@ -163,6 +193,59 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("%s: error %q lacks %q", c.reason, err, w)
 			}
 		}
+	}
+}
+
+// sparse makes path a file of size zero bytes that takes no disk space.
+func sparse(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.Truncate(path, 0); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseConfigBounds(t *testing.T) {
+	base := `"hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 4, "vocab_size": 3, "max_position_embeddings": 16`
+	for _, c := range []struct{ extra, want, reason string }{
+		{`"num_hidden_layers": 100000000`, `"num_hidden_layers": 100000000 is more than Driftwood supports (1024)`, "1e8 layers ran the runtime out of memory"},
+		{`"num_hidden_layers": 1, "head_dim": 4096`, `"head_dim": 4096`, "a head wider than any model is refused"},
+		{`"num_hidden_layers": 1, "bos_token_id": 3`, `"bos_token_id": 3 is outside the vocabulary of 3`, "bos must name a token"},
+	} {
+		_, err := engine.ParseConfig([]byte("{" + base + ", " + c.extra + "}"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.reason, err, c.want)
+		}
+	}
+}
+
+func TestTensorInTwoShards(t *testing.T) {
+	dir := copyModel(t, "tiny-f32")
+	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := *f.Tensors["model.norm.weight"]
+	norm.Data = append([]byte(nil), norm.Data...)
+	f.Close()
+	if err := safetensors.Write(filepath.Join(dir, "extra.safetensors"), nil, []safetensors.Tensor{norm}); err != nil {
+		t.Fatal(err)
+	}
+	idx := `{"weight_map": {"model.norm.weight": "extra.safetensors", "model.embed_tokens.weight": "model.safetensors"}}`
+	os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), []byte(idx), 0o644)
+	m, err := engine.LoadModel(dir)
+	if err == nil {
+		m.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "tensor model.norm.weight is stored twice") {
+		t.Errorf("err = %v, want the tensor stored twice named", err)
 	}
 }
 
