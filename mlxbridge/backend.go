@@ -153,8 +153,8 @@ func (b *Backend) Close() error {
 // steps as positions are added; Close (or the backend's Close) frees them,
 // and a cache dropped without Close is freed after garbage collection.
 func (b *Backend) NewCache(window int) (engine.Cache, error) {
-	if max := b.cfg.MaxPositionEmbeddings; window <= 0 || (max > 0 && window > max) {
-		return nil, fmt.Errorf("context window %d: must be in [1, %d] for this model", window, max)
+	if err := b.cfg.CheckWindow(window); err != nil {
+		return nil, err
 	}
 	kv := &kvBuffers{k: make([]*mlxc.Array, b.cfg.NumHiddenLayers), v: make([]*mlxc.Array, b.cfg.NumHiddenLayers)}
 	b.mu.Lock()

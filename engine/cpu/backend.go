@@ -29,6 +29,19 @@ type Options struct {
 	MaxBatch int
 }
 
+// MaxThreadsPerCPU bounds Options.Threads: goroutines beyond a few per
+// CPU only add switching (threads = 100000 made every step slow).
+const MaxThreadsPerCPU = 4
+
+// CheckThreads says whether n is a usable Options.Threads on this
+// machine: 0 (one per core) up to MaxThreadsPerCPU per CPU.
+func CheckThreads(n int) error {
+	if limit := MaxThreadsPerCPU * runtime.NumCPU(); n < 0 || n > limit {
+		return fmt.Errorf("must be 0 (one per core) to %d (%d per CPU on this machine)", limit, MaxThreadsPerCPU)
+	}
+	return nil
+}
+
 // Backend runs a Llama model on the CPU. Forward is not safe for
 // concurrent use: one backend serves one decode loop at a time.
 type Backend struct {
@@ -57,6 +70,9 @@ type layer struct {
 // backend is used.
 func New(m *engine.Model, opt Options) (*Backend, error) {
 	c := m.Config
+	if err := CheckThreads(opt.Threads); err != nil {
+		return nil, fmt.Errorf("cpu: threads %d: %w", opt.Threads, err)
+	}
 	threads := opt.Threads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -126,8 +142,8 @@ func (b *Backend) Close() error {
 
 // NewCache implements engine.Backend.
 func (b *Backend) NewCache(window int) (engine.Cache, error) {
-	if max := b.cfg.MaxPositionEmbeddings; window <= 0 || (max > 0 && window > max) {
-		return nil, fmt.Errorf("context window %d: must be in [1, %d] for this model", window, max)
+	if err := b.cfg.CheckWindow(window); err != nil {
+		return nil, err
 	}
 	return newCache(len(b.layers), b.cfg.NumKeyValueHeads, b.cfg.HeadDim, window), nil
 }

@@ -9,6 +9,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -198,6 +200,29 @@ func TestForwardErrors(t *testing.T) {
 	if _, err := f.b.NewCache(1 << 20); err == nil {
 		t.Error("a window beyond max_position_embeddings was accepted")
 	}
+}
+
+func TestThreadsAreBounded(t *testing.T) {
+	m, err := engine.LoadModel(golden.ModelDir("tiny-f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	limit := MaxThreadsPerCPU * runtime.NumCPU()
+	for _, n := range []int{-1, limit + 1, 100000} {
+		b, err := New(m, Options{Threads: n})
+		if err == nil {
+			b.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("threads %d: must be 0 (one per core) to %d", n, limit)) {
+			t.Errorf("Threads %d: err = %v, want a refusal naming the limit (100000 goroutines made every step slow)", n, err)
+		}
+	}
+	b, err := New(m, Options{Threads: limit})
+	if err != nil {
+		t.Fatalf("Threads %d (the limit): %v", limit, err)
+	}
+	b.Close()
 }
 
 func TestForwardAllocatesNothing(t *testing.T) {
