@@ -12,12 +12,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // DefaultModel is the model offered on first run: Llama 3.2 1B Instruct in
@@ -70,7 +73,7 @@ func Path() string {
 // defaults and no error.
 func Load(path string) (Config, error) {
 	c := Default()
-	data, err := os.ReadFile(path)
+	data, err := limitedfile.Read(path, limitedfile.Config)
 	if errors.Is(err, os.ErrNotExist) {
 		return c, nil
 	}
@@ -86,6 +89,9 @@ func Load(path string) (Config, error) {
 // Parse decodes TOML data into c, strictly, and validates the result. Its
 // errors start with "LINE: " so that the caller can prefix the file name.
 func Parse(data []byte, c *Config) error {
+	if u := firstUnknownKey(data, reflect.TypeFor[Config]()); u != nil {
+		return fmt.Errorf("%d: unknown key %q", u.line, u.key)
+	}
 	d := toml.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(c); err != nil {
@@ -94,15 +100,28 @@ func Parse(data []byte, c *Config) error {
 	if err := c.Sampling.Validate(); err != nil {
 		return fmt.Errorf(" [sampling] %w", err)
 	}
-	switch {
-	case c.Backend != "auto" && c.Backend != "cpu" && c.Backend != "mlx":
+	if c.Backend != "auto" && c.Backend != "cpu" && c.Backend != "mlx" {
 		return fmt.Errorf(" backend %q: want auto, cpu or mlx", c.Backend)
-	case c.Threads < 0:
-		return fmt.Errorf(" threads %d: must be 0 (one per core) or more", c.Threads)
-	case c.Context < 0:
-		return fmt.Errorf(" context %d: must be positive", c.Context)
-	case c.MaxTokens < 0:
+	}
+	if err := cpu.CheckThreads(c.Threads); err != nil {
+		return fmt.Errorf(" threads %d: %w", c.Threads, err)
+	}
+	if err := CheckContext(c.Context); err != nil {
+		return fmt.Errorf(" context %d: %w", c.Context, err)
+	}
+	if c.MaxTokens < 0 {
 		return fmt.Errorf(" max_tokens %d: must be 0 (no limit) or more", c.MaxTokens)
+	}
+	return nil
+}
+
+// CheckContext says whether n is a usable context size: 0 (the model's
+// longest) or a positive number of tokens up to engine.MaxPositions.
+// Whether it fits the model and the machine is checked when the model is
+// loaded (engine.Config.CheckWindow).
+func CheckContext(n int) error {
+	if n < 0 || n > engine.MaxPositions {
+		return fmt.Errorf("must be 0 (the model's longest) to %d tokens", engine.MaxPositions)
 	}
 	return nil
 }
@@ -140,7 +159,7 @@ func RememberModel(path, model string) (bool, error) {
 			mode = info.Mode().Perm()
 		}
 	}
-	old, err := os.ReadFile(path)
+	old, err := limitedfile.Read(path, limitedfile.Config)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}

@@ -1,10 +1,17 @@
 package config
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 func TestLoadMissingFileGivesDefaults(t *testing.T) {
@@ -42,6 +49,12 @@ func TestBadFiles(t *testing.T) {
 		{"broken syntax names the line", "model = \n", ":1:"},
 		{"values are range-checked", "[sampling]\ntop_p = 1.5\n", "top_p 1.5"},
 		{"negative threads are refused", "threads = -1\n", "threads -1"},
+		{"threads are bounded by the CPU count (100000 was accepted, and slow)", "threads = 100000\n", "threads 100000: must be 0 (one per core) to"},
+		{"a negative context is refused", "context = -5\n", "context -5: must be 0"},
+		{"a context longer than any model is refused", "context = 4611686018427387904\n", "context 4611686018427387904: must be 0"},
+		{"a dotted unknown key names the table", "sampling.topk = 1\n", `:1: unknown key "sampling.topk"`},
+		{"an unknown table is refused at its header", "model = \"x\"\n\n[smapling]\ntop_k = 1\n", `:3: unknown key "smapling"`},
+		{"unknown keys of an inline table are named", "sampling = { top_k = 1, tpo_p = 0.5 }\n", `:1: unknown key "sampling.tpo_p"`},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "config.toml")
@@ -53,10 +66,54 @@ func TestBadFiles(t *testing.T) {
 	}
 }
 
+func TestManyUnknownKeysAreRefusedQuickly(t *testing.T) {
+	// 20,000 unknown keys (~200 KB) took 26 s, 10,000 about 7 s: the
+	// strict decoder described every one, each time scanning the document
+	// for its line.
+	var b strings.Builder
+	b.WriteString("model = \"x\"\n")
+	for i := range 10000 {
+		fmt.Fprintf(&b, "k%d = 1\n", i)
+	}
+	c := Default()
+	start := time.Now()
+	err := Parse([]byte(b.String()), &c)
+	if err == nil || err.Error() != `2: unknown key "k0"` {
+		t.Errorf("err = %v, want the first unknown key with its line", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing 10,000 unknown keys took %v", d)
+	}
+}
+
+func TestOversizedFileIsRefusedBeforeReading(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(64 << 20) // sparse: no disk used
+	f.Close()
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path+" is larger than 1 MiB") {
+		t.Errorf("err = %v, want the size limit named with the path", err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("model = \"x\"\n[sampling]\ntemperature = 0.5\n"))
 	f.Add([]byte("threads = 3"))
+	f.Add([]byte("[sampling]\ntop_k = 1\nx = 2\n"))
+	f.Add([]byte("sampling = { seed = 1, a.b = 2 }\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if firstUnknownKey(data, reflect.TypeFor[Config]()) == nil {
+			d := toml.NewDecoder(bytes.NewReader(data))
+			d.DisallowUnknownFields()
+			c := Default()
+			var strict *toml.StrictMissingError
+			if err := d.Decode(&c); errors.As(err, &strict) {
+				t.Fatalf("the key scan missed the unknown key the decoder found: %v", strict.Errors[0].Key())
+			}
+		}
 		c := Default()
 		if err := Parse(data, &c); err == nil {
 			if err := c.Sampling.Validate(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -103,6 +104,12 @@ func (g *genFlags) parse(args []string) error {
 	g.cfg = cfg
 	if err := validBackend(g.backend); err != nil {
 		return err
+	}
+	if err := config.CheckContext(g.context); err != nil {
+		return fmt.Errorf("--context %d: %w", g.context, err)
+	}
+	if err := cpu.CheckThreads(g.threads); err != nil {
+		return fmt.Errorf("--threads %d: %w", g.threads, err)
 	}
 	if g.model == "" {
 		return errors.New("no model: give --model DIR (or set model in " + g.configPath + ")")
