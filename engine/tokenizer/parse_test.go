@@ -1,8 +1,11 @@
 package tokenizer
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +103,30 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("bad gzip: %v", err)
+	}
+}
+
+func TestLoadBoundsTheSize(t *testing.T) {
+	// A tokenizer.json pointed at /dev/zero or a huge file grew the
+	// memory until the machine ran out; a 300 MB one was refused only
+	// after reading it all.
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(65 << 20) // sparse
+	f.Close()
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path+" is larger than 64 MiB") {
+		t.Errorf("oversized file: %v", err)
+	}
+	// A small gzip file that expands past the limit is stopped at it.
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	zw.Write(make([]byte, 1<<20))
+	zw.Close()
+	if _, err := gunzip(bomb.Bytes(), 1000); err == nil || !strings.Contains(err.Error(), "decompresses to more than 1000 bytes") {
+		t.Errorf("gzip bomb: %v", err)
 	}
 }
 

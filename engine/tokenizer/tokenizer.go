@@ -14,9 +14,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"os"
+	"io"
 	"slices"
 	"strings"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // Tokenizer is a loaded byte-level BPE tokenizer. It is safe for
@@ -40,20 +42,21 @@ const maxID = 1 << 21
 
 // Load reads a tokenizer.json file. A path ending in ".gz" is gunzipped.
 func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := limitedfile.Read(path, limitedfile.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
 	if strings.HasSuffix(path, ".gz") {
-		if data, err = gunzip(data); err != nil {
+		if data, err = gunzip(data, limitedfile.Tokenizer); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	return Parse(data, path)
 }
 
-// gunzip decompresses data into a buffer sized from the gzip trailer.
-func gunzip(data []byte) ([]byte, error) {
+// gunzip decompresses data, at most limit bytes of it, into a buffer
+// sized from the gzip trailer.
+func gunzip(data []byte, limit int64) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
@@ -62,11 +65,14 @@ func gunzip(data []byte) ([]byte, error) {
 	if n := len(data); n >= 4 {
 		// ISIZE: the uncompressed length modulo 2^32, a hint only, capped
 		// so that a corrupt trailer cannot demand gigabytes.
-		hint := min(int(binary.LittleEndian.Uint32(data[n-4:])), 32*n)
+		hint := min(int(binary.LittleEndian.Uint32(data[n-4:])), 32*n, int(limit))
 		buf.Grow(hint + bytes.MinRead)
 	}
-	if _, err := buf.ReadFrom(zr); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(zr, limit+1)); err != nil {
 		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("decompresses to more than %s, the most Driftwood reads for a tokenizer", limitedfile.Size(limit))
 	}
 	return buf.Bytes(), nil
 }
