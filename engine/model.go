@@ -121,6 +121,19 @@ func (m *Model) Close() error {
 	return errors.Join(errs...)
 }
 
+// CheckVocabulary checks a tokenizer of ids tokens (ids 0 to ids-1),
+// read from tokenizerPath, against the model before anything runs: every
+// id it can produce needs a row of the embedding. Checkpoints often pad
+// the embedding past the tokenizer; the other way round used to fail only
+// at the first such token, in the backend, naming neither file.
+func (m *Model) CheckVocabulary(tokenizerPath string, ids int) error {
+	if v := m.Config.VocabSize; ids > v {
+		return fmt.Errorf("%s has %d tokens but the model has %d (vocab_size in %s, the rows of %s in %s): the tokenizer belongs to another model",
+			tokenizerPath, ids, v, filepath.Join(m.Dir, "config.json"), m.Weights.EmbedTokens.Name, m.Weights.EmbedTokens.File)
+	}
+	return nil
+}
+
 // WeightFiles lists the weight files' paths.
 func (m *Model) WeightFiles() []string {
 	out := make([]string, len(m.files))

@@ -226,6 +226,28 @@ func TestParseConfigBounds(t *testing.T) {
 	}
 }
 
+func TestCheckVocabulary(t *testing.T) {
+	m, err := engine.LoadModel(golden.ModelDir("tiny-f32")) // vocab_size 512
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.CheckVocabulary("tok.json", 512); err != nil {
+		t.Errorf("a tokenizer the size of the vocabulary: %v", err)
+	}
+	if err := m.CheckVocabulary("tok.json", 300); err != nil {
+		t.Errorf("an embedding padded past the tokenizer: %v", err)
+	}
+	// A vocabulary smaller than the tokenizer's ids failed only at run time,
+	// as "cpu: token id 465 outside the vocabulary of 300".
+	err = m.CheckVocabulary("tok.json", 128256)
+	for _, want := range []string{"tok.json has 128256 tokens but the model has 512", "config.json", "model.embed_tokens.weight", "model.safetensors"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a tokenizer larger than the vocabulary: err = %v, want %q", err, want)
+		}
+	}
+}
+
 func TestTensorInTwoShards(t *testing.T) {
 	dir := copyModel(t, "tiny-f32")
 	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))

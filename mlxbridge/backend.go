@@ -13,6 +13,7 @@ package mlxbridge
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -38,6 +39,7 @@ type Options struct {
 type Backend struct {
 	lib      *mlxc.Lib
 	cfg      *engine.Config
+	dir      string // the model folder, for messages
 	stream   *mlxc.Stream
 	w        weights
 	owned    []*mlxc.Array // the weights' arrays, freed by Close
@@ -64,7 +66,7 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{lib: lib, cfg: m.Config, maxBatch: opt.MaxBatch, caches: map[*kvBuffers]struct{}{}}
+	b := &Backend{lib: lib, cfg: m.Config, dir: m.Dir, maxBatch: opt.MaxBatch, caches: map[*kvBuffers]struct{}{}}
 	if b.maxBatch <= 0 {
 		b.maxBatch = 512
 	}
@@ -202,7 +204,7 @@ func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) err
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= vocab {
-			return fmt.Errorf("mlx: token id %d outside the vocabulary of %d", t, vocab)
+			return fmt.Errorf("mlx: token id %d is outside the vocabulary of %d (vocab_size in %s)", t, vocab, filepath.Join(b.dir, "config.json"))
 		}
 	}
 	err := b.lib.Do(func(t *mlxc.Thread) error {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -46,6 +47,7 @@ func CheckThreads(n int) error {
 // concurrent use: one backend serves one decode loop at a time.
 type Backend struct {
 	cfg    *engine.Config
+	dir    string // the model folder, for messages
 	embed  matrix // (vocab, hidden)
 	layers []layer
 	norm   []float32 // (hidden)
@@ -80,7 +82,7 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if opt.MaxBatch <= 0 {
 		opt.MaxBatch = 64
 	}
-	b := &Backend{cfg: c, rope: newRopeTable(c)}
+	b := &Backend{cfg: c, dir: m.Dir, rope: newRopeTable(c)}
 	w := &m.Weights
 	var errs []error
 	mat := func(t *engine.Tensor) matrix {
@@ -167,7 +169,7 @@ func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) err
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= vocab {
-			return fmt.Errorf("cpu: token id %d outside the vocabulary of %d", t, vocab)
+			return fmt.Errorf("cpu: token id %d is outside the vocabulary of %d (vocab_size in %s)", t, vocab, filepath.Join(b.dir, "config.json"))
 		}
 	}
 	for len(tokens) > 0 {

@@ -191,8 +191,8 @@ func TestForwardErrors(t *testing.T) {
 	if c.Len() != 0 {
 		t.Errorf("a refused Forward changed the cache to %d positions", c.Len())
 	}
-	if err := f.b.Forward(c, []int32{int32(vocab)}, make([]float32, vocab)); err == nil {
-		t.Error("a token id outside the vocabulary was accepted")
+	if err := f.b.Forward(c, []int32{int32(vocab)}, make([]float32, vocab)); err == nil || !strings.Contains(err.Error(), "(vocab_size in "+golden.ModelDir("tiny-f32")) {
+		t.Errorf("a token id outside the vocabulary: err = %v, want it refused naming config.json", err)
 	}
 	if err := f.b.Forward(c, []int32{1}, make([]float32, 3)); err == nil {
 		t.Error("a logits buffer of the wrong size was accepted")
