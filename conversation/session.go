@@ -22,7 +22,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		TokenizerFingerprint: c.m.Tok.Fingerprint(),
 		Tokens:               c.seq.Tokens,
 		Messages:             c.messages,
-		Sampler:              c.opt.Sampler,
+		Sampler:              sessions.SamplingOf(c.opt.Sampler),
 	}
 	if d := c.opt.Controller; d != nil {
 		if mod, arg := d.Current(); mod != nil {
@@ -82,7 +82,7 @@ func (c *Conversation) restoreControllerKV(meta sessions.Meta) error {
 func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.messages = slices.Clone(meta.Messages)
 	c.created = meta.Created
-	if meta.Sampler.Validate() == nil {
-		c.opt.Sampler = meta.Sampler
+	if s := meta.Sampler.Config(); s.Validate() == nil {
+		c.opt.Sampler = s
 	}
 }

@@ -35,7 +35,7 @@ func sample(n int, fill byte) (Meta, *engine.KVState) {
 	}
 	meta := Meta{Created: time.Unix(1, 0).UTC(), Updated: time.Unix(2, 0).UTC(), Model: "tiny", ModelFingerprint: "fp", TokenizerFingerprint: "tok",
 		Tokens: tokens, Messages: []chat.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
-		Sampler: engine.DefaultSamplerConfig(), Controller: &Controller{Name: "regex", Arg: "a+", SHA256: "00", KV: map[string][]byte{"k": []byte("v")}}}
+		Sampler: SamplingOf(engine.DefaultSamplerConfig()), Controller: &Controller{Name: "regex", Arg: "a+", SHA256: "00", KV: map[string][]byte{"k": []byte("v")}}}
 	return meta, kv
 }
 

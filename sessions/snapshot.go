@@ -47,13 +47,41 @@ type Meta struct {
 	// TokenizerFingerprint is tokenizer.Tokenizer.Fingerprint.
 	TokenizerFingerprint string `json:"tokenizer_fingerprint"`
 	// Tokens are the token ids the KV tensors hold, in order.
-	Tokens   []int32              `json:"tokens"`
-	Messages []chat.Message       `json:"messages"`
-	Sampler  engine.SamplerConfig `json:"sampler"`
+	Tokens []int32 `json:"tokens"`
+	// Messages keep chat.Message's JSON, the OpenAI message shape that
+	// chat templates read: a stable format of its own.
+	Messages []chat.Message `json:"messages"`
+	Sampler  Sampling       `json:"sampler"`
 	// Controller is the active controller, if any.
 	Controller *Controller `json:"controller,omitempty"`
 	// KV describes the tensors; DataCRC32C checks them.
 	KV KVInfo `json:"kv"`
+}
+
+// Sampling is the sampler settings as a snapshot stores them. The keys
+// are written here, not taken from engine.SamplerConfig's field names, so
+// that renaming an engine field cannot break saved sessions (format
+// version 1 wrote those names, so they are the keys).
+type Sampling struct {
+	Temperature   float64 `json:"Temperature"`
+	TopK          int     `json:"TopK"`
+	TopP          float64 `json:"TopP"`
+	MinP          float64 `json:"MinP"`
+	RepeatPenalty float64 `json:"RepeatPenalty"`
+	RepeatLastN   int     `json:"RepeatLastN"`
+	Seed          uint64  `json:"Seed"`
+}
+
+// SamplingOf is the stored form of c.
+func SamplingOf(c engine.SamplerConfig) Sampling {
+	return Sampling{Temperature: c.Temperature, TopK: c.TopK, TopP: c.TopP, MinP: c.MinP,
+		RepeatPenalty: c.RepeatPenalty, RepeatLastN: c.RepeatLastN, Seed: c.Seed}
+}
+
+// Config is the engine's form of s.
+func (s Sampling) Config() engine.SamplerConfig {
+	return engine.SamplerConfig{Temperature: s.Temperature, TopK: s.TopK, TopP: s.TopP, MinP: s.MinP,
+		RepeatPenalty: s.RepeatPenalty, RepeatLastN: s.RepeatLastN, Seed: s.Seed}
 }
 
 // Controller is the state of a conversation's controller.
