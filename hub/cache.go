@@ -29,6 +29,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // cachedirTag is the CACHEDIR.TAG that huggingface_hub writes.
@@ -77,9 +79,12 @@ func cachedSnapshot(cache string, ref repoRef, asPath string) (string, error) {
 	if !commitHash.MatchString(commit) {
 		refPath := filepath.Join(storage, "refs", filepath.FromSlash(ref.Revision))
 		tried = append(tried, refPath)
-		b, err := os.ReadFile(refPath)
-		if err != nil {
+		b, err := limitedfile.Read(refPath, limitedfile.Short)
+		if errors.Is(err, os.ErrNotExist) {
 			return notCached("no such revision in the cache")
+		}
+		if err != nil {
+			return "", fmt.Errorf("model %s: %w", ref, err)
 		}
 		commit = strings.TrimSpace(string(b))
 		if !commitHash.MatchString(commit) {
@@ -108,7 +113,7 @@ func missingFiles(dir string) []string {
 		}
 	}
 	need("config.json")
-	data, err := os.ReadFile(filepath.Join(dir, "model.safetensors.index.json"))
+	data, err := limitedfile.Read(filepath.Join(dir, "model.safetensors.index.json"), limitedfile.Index)
 	if errors.Is(err, os.ErrNotExist) {
 		need("model.safetensors")
 		return missing
@@ -137,7 +142,7 @@ func writeRef(storage, revision, commit string) error {
 		return nil
 	}
 	path := filepath.Join(storage, "refs", filepath.FromSlash(revision))
-	if b, err := os.ReadFile(path); err == nil && string(b) == commit {
+	if b, err := limitedfile.Read(path, limitedfile.Short); err == nil && string(b) == commit {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

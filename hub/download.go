@@ -48,7 +48,21 @@ func newClient(opt Options, ref repoRef) *client {
 	}
 	nr := *hc
 	nr.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c := &client{opt: opt, ref: ref, endpoint: opt.endpoint(), hc: hc, noRedirect: &nr}
+	fr := *hc
+	next := hc.CheckRedirect
+	fr.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := checkScheme(req.URL); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	c := &client{opt: opt, ref: ref, endpoint: opt.endpoint(), hc: &fr, noRedirect: &nr}
 	if u, err := url.Parse(c.endpoint); err == nil {
 		c.host = u.Host
 	}
@@ -106,6 +120,9 @@ func (c *client) head(ctx context.Context, commit, name string) (fileMeta, error
 			if err != nil {
 				return fileMeta{}, fmt.Errorf("%s: %s: bad redirect %q", c.ref, name, loc)
 			}
+			if err := checkScheme(target); err != nil {
+				return fileMeta{}, fmt.Errorf("%s: %s: %w", c.ref, name, err)
+			}
 			if lu, _ := url.Parse(loc); lu != nil && lu.Host == "" {
 				u = target.String()
 				continue
@@ -140,8 +157,8 @@ func (c *client) parseMeta(name string, resp *http.Response, loc string, redirec
 	switch {
 	case h.Get("X-Repo-Commit") == "":
 		return bad("sent no X-Repo-Commit")
-	case !safeEtag.MatchString(m.etag):
-		return bad(fmt.Sprintf("sent the ETag %q", m.etag))
+	case !sha256Hex.MatchString(m.etag) && !sha1Hex.MatchString(m.etag):
+		return bad(fmt.Sprintf("sent the ETag %q, neither a sha256 nor a git sha1, so the download could not be verified", m.etag))
 	case m.size < 0:
 		return bad("sent no file size")
 	}
@@ -154,25 +171,37 @@ func normalizeEtag(s string) string {
 	return strings.Trim(strings.TrimPrefix(s, "W/"), `"`)
 }
 
+// The ETags a blob may be named by, and verified with; anything else from
+// the server is refused rather than used as a file name or trusted.
 var (
 	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	sha1Hex   = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	// safeEtag is what a blob name may look like; anything else from the
-	// server is refused rather than used as a file name.
-	safeEtag = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9_.-]*$`)
 )
 
-// newVerifier returns the hash whose hex digest must equal etag: sha256
-// for LFS files, git's blob sha1 ("blob <size>\x00" + contents) for the
-// others; nil when the etag is neither (only the size is checked then).
+// newVerifier returns the hash whose hex digest must equal etag, which
+// parseMeta checked: sha256 for LFS files, git's blob sha1
+// ("blob <size>\x00" + contents) for the others.
 func newVerifier(etag string, size int64) hash.Hash {
-	switch {
-	case sha256Hex.MatchString(etag):
+	if sha256Hex.MatchString(etag) {
 		return sha256.New()
-	case sha1Hex.MatchString(etag):
-		h := sha1.New()
-		fmt.Fprintf(h, "blob %d\x00", size)
-		return h
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", size)
+	return h
+}
+
+// schemeError is a redirect to something other than http(s), such as
+// file://: refused, and reported as what it is rather than as an
+// unreachable hub.
+type schemeError struct{ url *url.URL }
+
+func (e *schemeError) Error() string {
+	return fmt.Sprintf("the server redirected to %s, which is not an http(s) URL: refused", e.url.Redacted())
+}
+
+func checkScheme(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &schemeError{u}
 	}
 	return nil
 }
@@ -224,12 +253,10 @@ func (c *client) fetchBlob(ctx context.Context, m fileMeta, blob string, prog *p
 		case <-time.After(retryDelay):
 		}
 	}
-	if d.h != nil {
-		if got := hex.EncodeToString(d.h.Sum(nil)); got != m.etag {
-			f.Close()
-			os.Remove(part)
-			return fmt.Errorf("%s: checksum mismatch: the download hashes to %s, the hub says %s; the partial download was deleted, nothing was cached", m.name, got, m.etag)
-		}
+	if got := hex.EncodeToString(d.h.Sum(nil)); got != m.etag {
+		f.Close()
+		os.Remove(part)
+		return fmt.Errorf("%s: checksum mismatch: the download hashes to %s, the hub says %s; the partial download was deleted, nothing was cached", m.name, got, m.etag)
 	}
 	if err := f.Sync(); err != nil {
 		return err
@@ -248,14 +275,14 @@ type transfer struct {
 	m    fileMeta
 	f    *os.File
 	prog *progress
-	h    hash.Hash // running hash of f's first off bytes, or nil
+	h    hash.Hash // running hash of f's first off bytes
 	off  int64     // bytes in f
 }
 
 // resume hashes what a previous attempt left in the file and positions the
 // file after it. A file longer than announced starts over.
 func (d *transfer) resume() error {
-	n, err := io.Copy(writerOrDiscard(d.h), d.f)
+	n, err := io.Copy(d.h, d.f)
 	if err != nil {
 		return err
 	}
@@ -281,13 +308,6 @@ func (d *transfer) restart() error {
 	return nil
 }
 
-func writerOrDiscard(h hash.Hash) io.Writer {
-	if h == nil {
-		return io.Discard
-	}
-	return h
-}
-
 // get makes one GET from d.off on, appending to the file until the body
 // ends or fails. A body that stalls for idleTimeout is abandoned.
 func (d *transfer) get(ctx context.Context) error {
@@ -303,6 +323,10 @@ func (d *transfer) get(ctx context.Context) error {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", d.off))
 	}
 	resp, err := d.c.hc.Do(req)
+	var se *schemeError
+	if errors.As(err, &se) {
+		return permanentError{fmt.Errorf("%s: %w", d.m.name, se)}
+	}
 	if err != nil {
 		return err
 	}
@@ -338,9 +362,7 @@ func (d *transfer) get(ctx context.Context) error {
 			if _, err := d.f.Write(buf[:n]); err != nil {
 				return permanentError{err}
 			}
-			if d.h != nil {
-				d.h.Write(buf[:n])
-			}
+			d.h.Write(buf[:n])
 			d.off += int64(n)
 			d.prog.add(int64(n))
 		}
@@ -372,6 +394,10 @@ func contentRangeStart(s string) int64 {
 func (c *client) networkError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	var se *schemeError
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s: %w", c.ref, se)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

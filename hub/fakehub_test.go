@@ -40,13 +40,16 @@ type fakeHub struct {
 	token    string // the token the gated repo wants
 
 	mu          sync.Mutex
-	cut         map[string]int  // file: cut the body after this many bytes, once
-	corrupt     map[string]bool // file: serve altered bytes
-	ignoreRange bool            // answer Range requests with 200 and everything
-	cdnDown     bool            // answer 503
-	cdnDelay    time.Duration   // before each CDN body
-	inflight    int             // CDN requests being served
-	maxInflight int             // the most at once
+	cut         map[string]int    // file: cut the body after this many bytes, once
+	corrupt     map[string]bool   // file: serve altered bytes
+	ignoreRange bool              // answer Range requests with 200 and everything
+	cdnDown     bool              // answer 503
+	cdnDelay    time.Duration     // before each CDN body
+	inflight    int               // CDN requests being served
+	maxInflight int               // the most at once
+	etag        map[string]string // file: the ETag to send instead of its hash
+	redirect    map[string]string // file: the Location to send from resolve
+	cdnRedirect string            // a Location for every CDN answer
 	cdnGets     map[string][]string
 	hubAuth     []string // Authorization headers the hub saw
 	cdnAuth     []string // and the CDN
@@ -158,9 +161,11 @@ func newFakeHub(t *testing.T) *fakeHub {
 			"org/sharded": {commit: shardedCommit, files: shardedFiles(t)},
 			"org/gated":   {commit: gatedCommit, files: tiny, gated: true},
 		},
-		cut:     map[string]int{},
-		corrupt: map[string]bool{},
-		cdnGets: map[string][]string{},
+		cut:      map[string]int{},
+		corrupt:  map[string]bool{},
+		etag:     map[string]string{},
+		redirect: map[string]string{},
+		cdnGets:  map[string][]string{},
 	}
 	h.cdn = httptest.NewServer(http.HandlerFunc(h.serveCDN))
 	h.hub = httptest.NewServer(http.HandlerFunc(h.serveHub))
@@ -226,11 +231,21 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	h.requested = append(h.requested, file)
+	etag, fakeEtag := h.etag[file]
+	loc, redirect := h.redirect[file]
 	h.mu.Unlock()
+	if redirect {
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusFound)
+		return
+	}
+	if !fakeEtag {
+		etag = etagOf(file, body)
+	}
 	switch {
 	case isLFS(file):
 		w.Header().Set("ETag", `"`+gitSHA1([]byte("lfs pointer of "+file))+`"`)
-		w.Header().Set("X-Linked-Etag", `"`+sha256Of(body)+`"`)
+		w.Header().Set("X-Linked-Etag", `"`+etag+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(len(body)))
 		w.Header().Set("Location", h.cdn.URL+"/blobs/"+sha256Of(body)+"?repo="+repoID+"&file="+file)
 		w.WriteHeader(http.StatusFound)
@@ -238,7 +253,7 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "/api/resolve-cache/models/"+repoID+"/"+repo.commit+"/"+file)
 		w.WriteHeader(http.StatusTemporaryRedirect)
 	default:
-		w.Header().Set("ETag", `"`+gitSHA1(body)+`"`)
+		w.Header().Set("ETag", `"`+etag+`"`)
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		if r.Method == http.MethodGet {
 			w.Write(body)
@@ -263,7 +278,7 @@ func (h *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		body = slices.Clone(body)
 		body[len(body)/2] ^= 0xff
 	}
-	ignoreRange, delay, down := h.ignoreRange, h.cdnDelay, h.cdnDown
+	ignoreRange, delay, down, loc := h.ignoreRange, h.cdnDelay, h.cdnDown, h.cdnRedirect
 	h.inflight++
 	h.maxInflight = max(h.maxInflight, h.inflight)
 	h.mu.Unlock()
@@ -279,6 +294,11 @@ func (h *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	}
 	if down {
 		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	if loc != "" {
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusFound)
 		return
 	}
 	start := 0

@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // DefaultEndpoint is the public Hugging Face hub.
@@ -77,7 +79,7 @@ func OptionsFromEnv() Options {
 		if path == "" {
 			path = filepath.Join(hfHome(), "token")
 		}
-		if b, err := os.ReadFile(path); err == nil {
+		if b, err := limitedfile.Read(path, limitedfile.Short); err == nil {
 			o.Token = strings.TrimSpace(string(b))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // CachedModel is one snapshot of a model repo in the cache.
@@ -75,7 +76,7 @@ func readRefs(storage string) map[string][]string {
 		if err != nil || d.IsDir() || strings.HasSuffix(path, ".tmp") {
 			return nil
 		}
-		b, err := os.ReadFile(path)
+		b, err := limitedfile.Read(path, limitedfile.Short)
 		if err != nil {
 			return nil
 		}
@@ -135,7 +136,7 @@ func describe(m *CachedModel) {
 // quantisation (q4/g64) or the dtype (torch_dtype, or dtype in newer
 // configs); "" when config.json says neither.
 func weightFormat(dir string) string {
-	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	data, err := limitedfile.Read(filepath.Join(dir, "config.json"), limitedfile.Config)
 	if err != nil {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // inferenceFiles are the non-weight files that Driftwood reads; every
@@ -97,12 +100,15 @@ func selectFiles(ref repoRef, names []string) ([]string, error) {
 		if strings.ContainsAny(n, "/\\") || n == "." || n == ".." {
 			continue
 		}
-		if strings.HasSuffix(n, ".safetensors") {
-			weights = true
-			out = append(out, n)
-		} else if inferenceFiles[n] {
-			out = append(out, n)
+		isWeights := strings.HasSuffix(n, ".safetensors")
+		if !isWeights && !inferenceFiles[n] {
+			continue
 		}
+		if !utf8.ValidString(n) || strings.ContainsFunc(n, unicode.IsControl) {
+			return nil, fmt.Errorf("%s lists the file %q, whose name holds control characters: refused, it would go into the snapshot folder", ref, n)
+		}
+		weights = weights || isWeights
+		out = append(out, n)
 	}
 	switch {
 	case !slices.Contains(out, "config.json"):
@@ -132,17 +138,41 @@ func (c *client) listFiles(ctx context.Context) (string, []string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return "", nil, c.statusError("", resp)
 	}
+	commit, names, err := parseListing(resp.Body, maxListingBytes, maxListingFiles)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: reading the file list from %s: %w", ref, u, err)
+	}
+	return commit, names, nil
+}
+
+// Bounds on the hub's answer to a file listing: a listing that never ends
+// took a pull to 6.3 GB in 45 s. The hub advises repos of under 100,000
+// files, and its answer for one is a few MB.
+const (
+	maxListingBytes = 16 << 20
+	maxListingFiles = 100_000
+)
+
+// parseListing reads a model_info answer, at most maxBytes of it, and
+// returns the commit hash and the names of at most maxFiles files.
+func parseListing(r io.Reader, maxBytes int64, maxFiles int) (string, []string, error) {
+	lr := &io.LimitedReader{R: r, N: maxBytes + 1}
 	var info struct {
 		SHA      string `json:"sha"`
 		Siblings []struct {
 			RFilename string `json:"rfilename"`
 		} `json:"siblings"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
-		return "", nil, fmt.Errorf("%s: reading the file list from %s: %v", ref, u, err)
-	}
-	if !commitHash.MatchString(info.SHA) {
-		return "", nil, fmt.Errorf("%s: the hub gave %q as the commit, not a commit hash", ref, info.SHA)
+	err := json.NewDecoder(lr).Decode(&info)
+	switch {
+	case lr.N <= 0:
+		return "", nil, fmt.Errorf("the answer is larger than %d bytes, the most Driftwood reads for a file list", maxBytes)
+	case err != nil:
+		return "", nil, err
+	case !commitHash.MatchString(info.SHA):
+		return "", nil, fmt.Errorf("the hub gave %q as the commit, not a commit hash", info.SHA)
+	case len(info.Siblings) > maxFiles:
+		return "", nil, fmt.Errorf("the repo lists %d files, more than the %d Driftwood accepts", len(info.Siblings), maxFiles)
 	}
 	names := make([]string, len(info.Siblings))
 	for i, s := range info.Siblings {
