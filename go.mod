@@ -1,6 +1,11 @@
 module github.com/driftwoodlabs/driftwood
 
-go 1.26.8
+go 1.26.7
+
+// The go line is the oldest Go the dependencies allow; the toolchain line
+// pins the one that builds the shipped controllers (controllers/shipped),
+// so that rebuilding them gives the committed bytes.
+toolchain go1.26.8
 
 require (
 	charm.land/bubbles/v2 v2.2.1

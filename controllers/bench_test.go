@@ -66,7 +66,7 @@ func BenchmarkWasmStep(b *testing.B) {
 	vocab := llama3Vocab(b)
 	rt := NewRuntime(DefaultLimits(), b.TempDir())
 	defer rt.Close()
-	reg, err := NewRegistry(rt, shipped(b))
+	reg, err := newRegistry(rt, shippedFS)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,9 +153,10 @@ func pick(rng *rand.Rand, dir engine.Directive) int32 {
 // BenchmarkSwap is switching to a controller in a running app, on the
 // Llama 3 vocabulary:
 //
-//   - first-use: its compiled module comes from the disk cache, and its
-//     instance is prepared on the spot (instantiate, _initialize,
-//     dw_load), then dw_init and the first step;
+//   - first-use: the shipped module is decompressed, its compiled code
+//     comes from the disk cache, and its instance is prepared on the spot
+//     (instantiate, _initialize, dw_load), then dw_init and the first
+//     step;
 //   - switch: its module is loaded and a spare instance is ready (the
 //     runtime prepares one in the background after each use and when a
 //     switch is asked for), so only dw_init and the first step remain.
@@ -172,7 +173,7 @@ func BenchmarkSwap(b *testing.B) {
 	cache := b.TempDir()
 	warm := NewRuntime(DefaultLimits(), cache)
 	for _, name := range []string{"regex", "json"} { // fills the disk cache
-		if _, err := warm.LoadFile(filepath.Join(shipped(b), name+".wasm")); err != nil {
+		if _, err := warm.LoadFS(shippedFS, name+".wasm.gz"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -185,8 +186,8 @@ func BenchmarkSwap(b *testing.B) {
 		{"regex-sentence", "regex", `[A-Z][a-z]+( [a-z]+){3,12}\.`},
 		{"json-schema", "json", `{"type":"object","properties":{"name":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name"]}`},
 	} {
-		path := filepath.Join(shipped(b), c.mod+".wasm")
-		loaded, err := rt.LoadFile(path)
+		file := c.mod + ".wasm.gz"
+		loaded, err := rt.LoadFS(shippedFS, file)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -210,7 +211,7 @@ func BenchmarkSwap(b *testing.B) {
 					b.StartTimer()
 					mod := loaded
 					if firstUse {
-						if mod, err = rt.LoadFile(path); err != nil {
+						if mod, err = rt.LoadFS(shippedFS, file); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -240,44 +241,63 @@ func BenchmarkSwap(b *testing.B) {
 	}
 }
 
-// BenchmarkLoadCached is loading a shipped controller whose compiled
-// module is in the disk cache, as the app does at its first use of it in
-// a run: reading and hashing the .wasm, then the cache entry (checked and
-// mapped), the export check and the linker. It reports the cache entry's
-// size.
+// BenchmarkLoadCached is loading a controller whose compiled module is
+// in the disk cache, as the app does at its first use of it in a run:
+// reading and hashing the module (shipped: decompressing it from the
+// program; file: reading a .wasm of the controllers folder), then the
+// cache entry (checked and mapped), the export check and the linker. It
+// reports the cache entry's size.
 func BenchmarkLoadCached(b *testing.B) {
 	cache := b.TempDir()
 	rt := NewRuntime(DefaultLimits(), cache)
 	defer rt.Close()
+	files := b.TempDir()
 	for _, name := range []string{"regex", "json"} {
-		path := filepath.Join(shipped(b), name+".wasm")
-		first, err := rt.LoadFile(path) // fills the cache
+		first, err := rt.LoadFS(shippedFS, name+".wasm.gz") // fills the cache
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
-				m, err := rt.LoadFile(path)
+		wasm, err := readFS(shippedFS, name+".wasm.gz")
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(files, name+".wasm")
+		if err := os.WriteFile(path, wasm, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for _, kind := range []string{"shipped", "file"} {
+			b.Run(name+"/"+kind, func(b *testing.B) {
+				for b.Loop() {
+					var m *Module
+					if kind == "shipped" {
+						m, err = rt.LoadFS(shippedFS, name+".wasm.gz")
+					} else {
+						m, err = rt.LoadFile(path)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					if m.SHA256 != first.SHA256 {
+						b.Fatalf("module %s, want %s", m.SHA256, first.SHA256)
+					}
+					rt.mu.Lock() // free it now rather than at Close
+					rt.modules = slices.DeleteFunc(rt.modules, func(o *Module) bool { return o == m })
+					rt.mu.Unlock()
+					m.linker.Close()
+					m.module.Close()
+					b.StartTimer()
+				}
+				entries, _ := filepath.Glob(filepath.Join(cache, first.SHA256+"-*.cwasm"))
+				if len(entries) != 1 {
+					b.Fatalf("cache entries %v", entries)
+				}
+				fi, err := os.Stat(entries[0])
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.StopTimer()
-				rt.mu.Lock() // free it now rather than at Close
-				rt.modules = slices.DeleteFunc(rt.modules, func(o *Module) bool { return o == m })
-				rt.mu.Unlock()
-				m.linker.Close()
-				m.module.Close()
-				b.StartTimer()
-			}
-			files, _ := filepath.Glob(filepath.Join(cache, first.SHA256+"-*.cwasm"))
-			if len(files) != 1 {
-				b.Fatalf("cache entries %v", files)
-			}
-			fi, err := os.Stat(files[0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(fi.Size())/1e6, "entry-MB")
-		})
+				b.ReportMetric(float64(fi.Size())/1e6, "entry-MB")
+			})
+		}
 	}
 }

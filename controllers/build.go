@@ -3,11 +3,9 @@ package controllers
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 
+	"github.com/driftwoodlabs/driftwood/controllers/internal/wasmbuild"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
@@ -32,19 +30,23 @@ func xdgDir(env, fallback, leaf string) string {
 
 // Build compiles the Go controllers under src (one folder with a main
 // package each, e.g. controllers/examples/regex) to Wasm with the Go
-// toolchain (GOOS=wasip1, -buildmode=c-shared) and copies .wat files found
-// under src, all into out. It returns the files written.
+// toolchain found on PATH (wasmbuild.Go: GOOS=wasip1, -buildmode=c-shared)
+// and copies .wat files found under src, all into out. It returns the
+// files written. A file in out overrides the shipped controller of the
+// same name.
+//
+// # Errors
+//
+// A src that is not a folder says so, and that the shipped controllers
+// need no build; a failed build gives the go command's output.
 func Build(src, out string) ([]string, error) {
-	goBin, err := exec.LookPath("go")
+	entries, err := os.ReadDir(src)
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		abs, _ := filepath.Abs(src)
+		return nil, fmt.Errorf("no controller sources in %s: build from a clone of the repository (its controllers/examples), or give the folder of your own (one folder with a main package each); the shipped controllers are built into driftwood and need no build", abs)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return nil, fmt.Errorf("controller sources: %w (run from the repository root, or give the folder)", err)
 	}
 	var written []string
 	for _, e := range entries {
@@ -54,11 +56,8 @@ func Build(src, out string) ([]string, error) {
 		dir := filepath.Join(src, e.Name())
 		if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
 			dst := filepath.Join(out, e.Name()+".wasm")
-			cmd := exec.Command(goBin, "build", "-buildmode=c-shared", "-trimpath", "-o", dst, ".")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				return written, fmt.Errorf("building %s: %v\n%s", dir, err, strings.TrimSpace(string(msg)))
+			if err := wasmbuild.Go(dir, dst, ""); err != nil {
+				return written, err
 			}
 			written = append(written, dst)
 		}

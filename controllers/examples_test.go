@@ -4,54 +4,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 )
 
-// built holds the shipped controllers compiled once for this test binary.
-var built struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// shipped builds controllers/examples with the Go toolchain (what
-// `driftwood controllers build` does) and returns the folder.
-func shipped(t testing.TB) string {
-	t.Helper()
-	built.once.Do(func() {
-		built.dir, built.err = os.MkdirTemp("", "driftwood-controllers-")
-		if built.err == nil {
-			_, built.err = Build("examples", built.dir)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.dir
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
+// shippedFS is the shipped controllers as committed in controllers/shipped
+// (TestEmbeddedMatchSource there checks that they are what the source
+// builds), the files controllers/shipped embeds.
+var shippedFS = os.DirFS("shipped")
 
 // TestShippedControllers runs every shipped controller through the host on
-// the tiny model, for several seeds and temperatures, and checks each
+// the tiny model, as the registry finds them among the shipped ones, for several seeds and temperatures, and checks each
 // reply with an independent validator.
 func TestShippedControllers(t *testing.T) {
-	dir := shipped(t)
 	h := newHarness(t)
-	reg, err := NewRegistry(h.rt, dir)
+	reg, err := newRegistry(h.rt, shippedFS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,18 +117,6 @@ func matchAll(expr string) func(string, bool) error {
 			return fmt.Errorf("does not match %s", expr)
 		}
 		return nil
-	}
-}
-
-func TestBuildWritesEveryController(t *testing.T) {
-	dir := shipped(t)
-	for _, name := range []string{"regex", "json", "choice", "ban", "maxwords"} {
-		if _, err := os.Stat(filepath.Join(dir, name+".wasm")); err != nil {
-			t.Error(err)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "minimal.wat")); err != nil {
-		t.Error(err)
 	}
 }
 

@@ -3,6 +3,7 @@ package controllers
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,31 +13,56 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Registry finds controllers by name in folders (NAME.wasm or NAME.wat),
-// compiles each once, and watches the folders so that a changed file is
-// recompiled on its next use. Safe for concurrent use.
+// Registry finds controllers by name in folders (NAME.wasm or NAME.wat)
+// and then among the shipped ones (Shipped), compiles each once, and
+// watches the folders so that a changed file is recompiled on its next
+// use. Safe for concurrent use.
 type Registry struct {
 	rt      *Runtime
 	dirs    []string
+	shipped fs.FS // nil: none
 	mu      sync.Mutex
-	mods    map[string]*Module // by path
+	mods    map[string]*Module // files, by path
+	builtin map[string]*Module // shipped, by name
 	changed map[string]bool
 	watcher *fsnotify.Watcher
 }
 
-// Entry is a controller file found in the registry's folders.
+// Entry is a controller the registry knows: a file in one of its folders,
+// or a shipped controller.
 type Entry struct {
-	Name, Path string
+	Name string
+	// Path is the file; "" for a shipped controller.
+	Path string
+	// Shipped says that the controller is built into the program.
+	Shipped bool
+	// Used says that the name finds this entry: false when a file of the
+	// same name comes earlier (an earlier folder, or any folder for a
+	// shipped controller).
+	Used bool
 }
 
-// NewRegistry searches dirs in order (missing folders are skipped) and
-// watches those that exist.
+// Source says where the entry comes from: its path, or "shipped".
+func (e Entry) Source() string {
+	if e.Shipped {
+		return "shipped"
+	}
+	return e.Path
+}
+
+// NewRegistry searches dirs in order (missing folders are skipped), then
+// the shipped controllers (Shipped, as it is now), and watches the
+// folders that exist.
 func NewRegistry(rt *Runtime, dirs ...string) (*Registry, error) {
+	return newRegistry(rt, Shipped, dirs...)
+}
+
+func newRegistry(rt *Runtime, shipped fs.FS, dirs ...string) (*Registry, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{rt: rt, dirs: dirs, mods: map[string]*Module{}, changed: map[string]bool{}, watcher: w}
+	r := &Registry{rt: rt, dirs: dirs, shipped: shipped, mods: map[string]*Module{}, builtin: map[string]*Module{}, changed: map[string]bool{}, watcher: w}
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
 			if err := w.Add(d); err != nil {
@@ -72,10 +98,10 @@ func (r *Registry) watch() {
 	}
 }
 
-// List returns the controllers in the folders; a name found in an earlier
-// folder hides the same name in later ones.
-func (r *Registry) List() []Entry {
-	seen := map[string]bool{}
+// All returns every controller the registry knows, by name, and for each
+// name in search order: the files in the folders, in the order of the
+// folders, then the shipped one. The first of each name is Used.
+func (r *Registry) All() []Entry {
 	var out []Entry
 	for _, d := range r.dirs {
 		files, _ := os.ReadDir(d)
@@ -84,55 +110,122 @@ func (r *Registry) List() []Entry {
 			if f.IsDir() || (ext != ".wasm" && ext != ".wat") {
 				continue
 			}
-			name := strings.TrimSuffix(f.Name(), ext)
-			if !seen[name] {
-				seen[name] = true
-				out = append(out, Entry{Name: name, Path: filepath.Join(d, f.Name())})
-			}
+			out = append(out, Entry{Name: strings.TrimSuffix(f.Name(), ext), Path: filepath.Join(d, f.Name())})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for _, file := range r.shippedFiles() {
+		name, _ := shippedName(file)
+		out = append(out, Entry{Name: name, Shipped: true})
+	}
+	// A stable sort keeps the search order within a name.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for i := range out {
+		out[i].Used = i == 0 || out[i-1].Name != out[i].Name
+	}
 	return out
 }
 
-// Find resolves a controller name (looked up in the folders) or a path to
-// a .wasm or .wat file.
-func (r *Registry) Find(nameOrPath string) (string, error) {
+// shippedFiles lists the controller files of r.shipped, one per name
+// (of two with the same name, the first by file name).
+func (r *Registry) shippedFiles() []string {
+	if r.shipped == nil {
+		return nil
+	}
+	files, _ := fs.ReadDir(r.shipped, ".")
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		if name, ok := shippedName(f.Name()); ok && !f.IsDir() && !seen[name] {
+			seen[name] = true
+			out = append(out, f.Name())
+		}
+	}
+	return out
+}
+
+// List returns the controllers a name finds: of each name, the file in
+// the earliest folder, else the shipped one.
+func (r *Registry) List() []Entry {
+	var out []Entry
+	for _, e := range r.All() {
+		if e.Used {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Find resolves a controller name (looked up in the folders, then among
+// the shipped controllers) or a path to a .wasm or .wat file.
+func (r *Registry) Find(nameOrPath string) (Entry, error) {
 	if strings.ContainsRune(nameOrPath, filepath.Separator) || strings.HasSuffix(nameOrPath, ".wasm") || strings.HasSuffix(nameOrPath, ".wat") {
 		if _, err := os.Stat(nameOrPath); err != nil {
-			return "", fmt.Errorf("controller %s: %w", nameOrPath, err)
+			return Entry{}, fmt.Errorf("controller %s: %w", nameOrPath, err)
 		}
-		return nameOrPath, nil
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(nameOrPath), ".wasm"), ".wat")
+		return Entry{Name: name, Path: nameOrPath, Used: true}, nil
 	}
-	for _, e := range r.List() {
+	list := r.List()
+	for _, e := range list {
 		if e.Name == nameOrPath {
-			return e.Path, nil
+			return e, nil
 		}
 	}
 	var names []string
-	for _, e := range r.List() {
+	for _, e := range list {
 		names = append(names, e.Name)
 	}
 	if len(names) == 0 {
-		return "", fmt.Errorf("no controller %q: no controllers in %s (build the shipped ones with \"driftwood controllers build\")", nameOrPath, strings.Join(r.dirs, ", "))
+		return Entry{}, fmt.Errorf("no controller %q: no controllers in %s, and none shipped with this program", nameOrPath, strings.Join(r.dirs, ", "))
 	}
-	return "", fmt.Errorf("no controller %q (have: %s)", nameOrPath, strings.Join(names, ", "))
+	return Entry{}, fmt.Errorf("no controller %q (have: %s)", nameOrPath, strings.Join(names, ", "))
 }
 
 // Get returns the compiled controller for a name or path.
 func (r *Registry) Get(nameOrPath string) (*Module, error) {
-	path, err := r.Find(nameOrPath)
+	e, err := r.Find(nameOrPath)
 	if err != nil {
 		return nil, err
 	}
+	if e.Shipped {
+		return r.getShipped(e.Name)
+	}
 	r.mu.Lock()
-	m, ok := r.mods[path]
-	changed := r.changed[path]
+	m, ok := r.mods[e.Path]
+	changed := r.changed[e.Path]
 	r.mu.Unlock()
 	if ok && !changed {
 		return m, nil
 	}
-	return r.compile(path)
+	return r.compile(e.Path)
+}
+
+// getShipped returns the shipped controller name, compiled at its first
+// use (from the disk cache when it is there).
+func (r *Registry) getShipped(name string) (*Module, error) {
+	r.mu.Lock()
+	m := r.builtin[name]
+	r.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	for _, file := range r.shippedFiles() {
+		if n, _ := shippedName(file); n != name {
+			continue
+		}
+		m, err := r.rt.LoadFS(r.shipped, file)
+		if err != nil {
+			return nil, fmt.Errorf("shipped %w", err)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if prev := r.builtin[name]; prev != nil { // compiled meanwhile
+			return prev, nil
+		}
+		r.builtin[name] = m
+		return m, nil
+	}
+	return nil, fmt.Errorf("no shipped controller %q", name)
 }
 
 func (r *Registry) compile(path string) (*Module, error) {

@@ -262,7 +262,7 @@ func checkExports(mod *wasmtime.Module) error {
 		have[e.Name()] = e.Type()
 	}
 	if et, ok := have["dw_init"]; ok && et.FuncType() != nil && signature(et.FuncType()) == v1Init && have["dw_load"] == nil {
-		return fmt.Errorf("built for ABI version 1 (dw_init takes the vocabulary, there is no dw_load); this Driftwood speaks %d: rebuild it with this version's SDK (driftwood controllers build for the shipped ones)", ABIVersion)
+		return fmt.Errorf("built for ABI version 1 (dw_init takes the vocabulary, there is no dw_load); this Driftwood speaks %d: rebuild it with this version's SDK (an old build of a shipped controller can simply be deleted: this Driftwood has its own built in)", ABIVersion)
 	}
 	var missing []string
 	if mt, ok := have["memory"]; !ok || mt.MemoryType() == nil {

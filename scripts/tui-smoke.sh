@@ -2,7 +2,9 @@
 # Smoke test of the chat in a real terminal: runs driftwood in tmux with
 # the tiny test model, types a message with send-keys, checks the captured
 # pane, quits (the conversation is auto-saved), and resumes it with
-# --continue. Takes a few seconds after the build.
+# --continue; in between it switches to the shipped json controller, which
+# must work with nothing built and from a folder that is not the
+# repository's. Takes a few seconds after the build.
 #
 #   scripts/tui-smoke.sh                      # builds ./cmd/driftwood
 #   DRIFTWOOD=/path/to/driftwood scripts/tui-smoke.sh
@@ -55,7 +57,7 @@ start() {
 	tmux -S "$sock" kill-server 2>/dev/null || true
 	# A loaded machine sometimes loses the first server start; try again.
 	for try in 1 2 3; do
-		if tmux -S "$sock" new-session -d -s dw -x 100 -y 30 \
+		if tmux -S "$sock" new-session -d -s dw -x 100 -y 30 -c "$work" \
 			"${env[*]} $bin $* --model $model; echo \"exit status \$?\"; sleep 60"; then
 			return 0
 		fi
@@ -80,6 +82,8 @@ wait_for "│ Hello from tmux"
 tmux -S "$sock" send-keys -t dw "/show" Enter
 wait_for "backend     cpu"
 keep chat
+tmux -S "$sock" send-keys -t dw "/controller json" Enter
+wait_for "◆ json"
 tmux -S "$sock" send-keys -t dw C-c
 wait_for "press ctrl+c again to quit"
 tmux -S "$sock" send-keys -t dw C-c

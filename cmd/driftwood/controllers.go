@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"text/tabwriter"
 
 	"github.com/driftwoodlabs/driftwood/controllers"
+	_ "github.com/driftwoodlabs/driftwood/controllers/shipped" // regex, json, choice, ban, maxwords
 	"github.com/driftwoodlabs/driftwood/conversation"
 )
 
@@ -17,7 +19,7 @@ func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) e
 	fs := flag.NewFlagSet("driftwood controllers", flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	dir := fs.String("dir", controllers.DefaultDir(), "controllers folder")
-	src := fs.String("src", filepath.Join("controllers", "examples"), "with build: the controllers' source folder")
+	src := fs.String("src", filepath.Join("controllers", "examples"), "with build: the source folder, one folder with a main package each (the default is in a clone of the repository)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood controllers [list|build] [flags]")
 		fs.PrintDefaults()
@@ -41,13 +43,7 @@ func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) e
 			return err
 		}
 		defer reg.Close()
-		list := reg.List()
-		if len(list) == 0 {
-			fmt.Fprintf(out, "no controllers in %s; build the shipped ones with \"driftwood controllers build\" (from the repository)\n", *dir)
-		}
-		for _, e := range list {
-			fmt.Fprintf(out, "%-12s %s\n", e.Name, e.Path)
-		}
+		listControllers(out, reg.All(), *dir)
 		return nil
 	case "build":
 		files, err := controllers.Build(*src, *dir)
@@ -57,6 +53,22 @@ func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) e
 		return err
 	}
 	return fmt.Errorf("unknown verb %q (want list or build)", verb)
+}
+
+// listControllers prints every controller: for each name, the one used
+// and below it those it overrides.
+func listControllers(out io.Writer, all []controllers.Entry, dir string) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tUSED\tFROM")
+	for _, e := range all {
+		if e.Used {
+			fmt.Fprintf(w, "%s\tyes\t%s\n", e.Name, e.Source())
+		} else {
+			fmt.Fprintf(w, "%s\tno\t%s, overridden by the %s above\n", e.Name, e.Source(), e.Name)
+		}
+	}
+	w.Flush()
+	fmt.Fprintf(out, "A NAME.wasm or NAME.wat in %s is used instead of the shipped NAME.\n", dir)
 }
 
 // controllerFlags are the flags that pick a controller for a reply.

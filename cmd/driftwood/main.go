@@ -33,7 +33,7 @@ func commands() map[string]command {
 		"models":      {"list the models in the Hugging Face cache", cmdModels},
 		"rm":          {"remove a model from the Hugging Face cache", cmdRm},
 		"sessions":    {"list, show, rename or remove saved conversations", cmdSessions},
-		"controllers": {"list the controllers, or build the shipped ones", cmdControllers},
+		"controllers": {"list the controllers (shipped and your own), or build your own", cmdControllers},
 	}
 }
 
