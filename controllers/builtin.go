@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"compress/gzip"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,25 +41,66 @@ func shippedName(file string) (string, bool) {
 // gzip-compressed .wasm.gz or a .wat, named after the file. Like Load,
 // it uses the disk cache; the module has no Path, so it is never reloaded.
 //
+// # Notes
+//
+// A .wasm.gz whose gzip header comment is "sha256:" and the hex SHA-256
+// of its content, as controllers/shipped is written, is known by that
+// hash: when the disk cache holds that module, it is used without
+// decompressing the file (which costs more than the rest of a cached
+// load); otherwise the content is checked against the hash.
+//
 // # Errors
 //
 // A file that cannot be read, is larger than limitedfile.Controller
-// (compressed or not), is not valid gzip, or fails as in Load gives an
-// error naming the file.
+// (compressed or not), is not valid gzip, does not have the hash its
+// header names, or fails as in Load gives an error naming the file.
 func (rt *Runtime) LoadFS(fsys fs.FS, file string) (*Module, error) {
 	name, ok := shippedName(file)
 	if !ok {
 		return nil, fmt.Errorf("controller %s: not a .wasm, .wasm.gz or .wat file", file)
 	}
-	src, err := readFS(fsys, file)
-	if err != nil {
-		return nil, fmt.Errorf("controller %s: %w", file, err)
+	var m *Module
+	var err error
+	if sha := headerSum(fsys, file); sha != "" {
+		m, err = rt.load(name, sha, func() ([]byte, error) {
+			src, err := readFS(fsys, file)
+			if err == nil && sha256Hex(src) != sha {
+				err = errors.New("its content is not the sha256 its gzip header names")
+			}
+			return src, err
+		})
+	} else {
+		var src []byte
+		if src, err = readFS(fsys, file); err == nil {
+			m, err = rt.Load(name, src)
+		}
 	}
-	m, err := rt.Load(name, src)
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", file, err)
 	}
 	return m, nil
+}
+
+// headerSum returns the SHA-256 that a .gz file's header comment names
+// ("sha256:HEX"), or "".
+func headerSum(fsys fs.FS, file string) string {
+	if !strings.HasSuffix(file, ".gz") {
+		return ""
+	}
+	f, err := fsys.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f) // reads the header only
+	if err != nil {
+		return ""
+	}
+	sha, ok := strings.CutPrefix(zr.Comment, "sha256:")
+	if _, err := hex.DecodeString(sha); !ok || err != nil || len(sha) != 64 {
+		return ""
+	}
+	return sha
 }
 
 // readFS reads file whole, decompressing a .gz, at most

@@ -17,8 +17,15 @@ import (
 
 func gzipped(t *testing.T, data []byte) []byte {
 	t.Helper()
+	return gzipNamed(t, data, "")
+}
+
+// gzipNamed compresses data with comment in the header.
+func gzipNamed(t *testing.T, data []byte, comment string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
+	zw.Comment = comment
 	zw.Write(data)
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -171,5 +178,44 @@ func TestBuildErrors(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(out, "tiny.wat")); err != nil || string(data) != allowOnly(3) {
 		t.Errorf("tiny.wat: %v", err)
+	}
+}
+
+// TestLoadFSHeaderSum: a .wasm.gz whose header names its hash is not
+// decompressed when the disk cache holds that module (a file cut short
+// still loads), and is checked against the hash when it does not.
+func TestLoadFSHeaderSum(t *testing.T) {
+	wasm, err := wasmtime.Wat2Wasm(allowOnly(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(wasm)
+	named := "sha256:" + hex.EncodeToString(sum[:])
+	other := sha256.Sum256([]byte("another module"))
+	whole := gzipNamed(t, wasm, named)
+	fsys := fstest.MapFS{
+		"whole.wasm.gz": {Data: whole},
+		"cut.wasm.gz":   {Data: whole[:len(whole)/2]},
+		"wrong.wasm.gz": {Data: gzipNamed(t, wasm, "sha256:"+hex.EncodeToString(other[:]))},
+		"junk.wasm.gz":  {Data: gzipNamed(t, wasm, "sha256:not hex")},
+	}
+	cache := t.TempDir()
+	cold := NewRuntime(DefaultLimits(), cache)
+	defer cold.Close()
+	if _, err := cold.LoadFS(fsys, "cut.wasm.gz"); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Errorf("cut short, not in the cache: %v, want the gzip error", err)
+	}
+	if _, err := cold.LoadFS(fsys, "wrong.wasm.gz"); err == nil || !strings.Contains(err.Error(), "wrong.wasm.gz: its content is not the sha256 its gzip header names") {
+		t.Errorf("wrong hash, not in the cache: %v", err)
+	}
+	m, err := cold.LoadFS(fsys, "junk.wasm.gz") // no usable hash: decompressed and hashed
+	if err != nil || m.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("a comment that is no hash: %v", err)
+	}
+	warm := NewRuntime(DefaultLimits(), cache) // the module is in the cache now
+	defer warm.Close()
+	m, err = warm.LoadFS(fsys, "cut.wasm.gz")
+	if err != nil || m.SHA256 != hex.EncodeToString(sum[:]) || m.Name != "cut" {
+		t.Errorf("cut short, in the cache: %v, want the cached module", err)
 	}
 }

@@ -190,8 +190,19 @@ func (rt *Runtime) LoadFile(path string) (*Module, error) {
 
 // Load compiles a controller from its bytes (Wasm binary or WAT text).
 func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
-	sum := sha256.Sum256(src)
-	m := &Module{Name: name, SHA256: hex.EncodeToString(sum[:])}
+	return rt.load(name, sha256Hex(src), func() ([]byte, error) { return src, nil })
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// load compiles the controller whose bytes have the SHA-256 sha, taking
+// it from the disk cache when it is there, and asking read for the bytes
+// only when it is not.
+func (rt *Runtime) load(name, sha string, read func() ([]byte, error)) (*Module, error) {
+	m := &Module{Name: name, SHA256: sha}
 	cache, note := rt.useCache()
 	if cache {
 		m.module, note = rt.loadCached(m.SHA256)
@@ -200,9 +211,12 @@ func (rt *Runtime) Load(name string, src []byte) (*Module, error) {
 		m.notice.Store(&note)
 	}
 	if m.module == nil {
+		src, err := read()
+		if err != nil {
+			return nil, err
+		}
 		wasm := src
 		if !isWasmBinary(src) {
-			var err error
 			if wasm, err = wasmtime.Wat2Wasm(string(src)); err != nil {
 				return nil, fmt.Errorf("neither a Wasm binary nor valid WAT: %v", firstLine(err.Error()))
 			}

@@ -3,6 +3,8 @@ package wasmbuild
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sort"
@@ -69,14 +71,19 @@ func Sources(src string) ([]string, error) {
 	return names, nil
 }
 
-// Compress gzips data at the best compression, with an empty header (no
-// file name, no modification time), so equal input gives equal output.
+// Compress gzips data at the best compression, with a header that holds
+// only the comment "sha256:" and the hex SHA-256 of data (no file name, no
+// modification time), so equal input gives equal output. The host knows
+// the module by that hash without decompressing it
+// (controllers.Runtime.LoadFS).
 func Compress(data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err != nil {
 		return nil, err
 	}
+	sum := sha256.Sum256(data)
+	zw.Comment = "sha256:" + hex.EncodeToString(sum[:])
 	if _, err := zw.Write(data); err != nil {
 		return nil, err
 	}
