@@ -26,6 +26,8 @@ import (
 
 	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/nikolalohinski/gonja/v2/loaders"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // Message is one chat turn.
@@ -73,6 +75,7 @@ type Template struct {
 	source   string
 	bos, eos string
 	tpl      *exec.Template
+	limits   limits
 }
 
 // ErrNoTemplate is wrapped by the errors of Load and Parse when the model
@@ -91,7 +94,7 @@ func (noTemplate) Is(target error) bool { return target == fs.ErrNotExist }
 // DIR/chat_template.jinja is used.
 func Load(dir string) (*Template, error) {
 	path := filepath.Join(dir, "tokenizer_config.json")
-	data, err := os.ReadFile(path)
+	data, err := limitedfile.Read(path, limitedfile.TokenizerConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +105,7 @@ func Load(dir string) (*Template, error) {
 	name := path
 	if cfg.template == "" {
 		name = filepath.Join(dir, "chat_template.jinja")
-		src, err := os.ReadFile(name)
+		src, err := limitedfile.Read(name, MaxSource)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s has no chat_template and its folder no chat_template.jinja", ErrNoTemplate, path)
 		}
@@ -191,6 +194,12 @@ func tokenText(raw json.RawMessage) (string, error) {
 }
 
 func compile(cfg tplConfig, name string) (*Template, error) {
+	if len(cfg.template) > MaxSource {
+		return nil, fmt.Errorf("chat template %s: the template is longer than %s, the most Driftwood reads", name, limitedfile.Size(MaxSource))
+	}
+	if err := checkTags(cfg.template); err != nil {
+		return nil, fmt.Errorf("chat template %s: %w", name, err)
+	}
 	const id = "/chat_template"
 	// A memory loader: {% include %} and friends cannot reach the disk.
 	loader, err := loaders.NewMemoryLoader(map[string]string{id: cfg.template})
@@ -201,7 +210,8 @@ func compile(cfg tplConfig, name string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat template %s: %s", name, firstLine(err.Error()))
 	}
-	return &Template{name: name, source: cfg.template, bos: cfg.bos, eos: cfg.eos, tpl: tpl}, nil
+	guardRepeats(tpl.Root())
+	return &Template{name: name, source: cfg.template, bos: cfg.bos, eos: cfg.eos, tpl: tpl, limits: defaultLimits}, nil
 }
 
 // firstLine shortens gonja's parse errors, which quote the whole source.
@@ -225,18 +235,32 @@ func (t *Template) Render(msgs []Message, opt Options) (string, error) {
 
 // render renders with every message string passed through sanitize when
 // it is not nil.
-func (t *Template) render(msgs []Message, opt Options, sanitize func(string) string) (string, error) {
+// A render is bounded (see MaxOutput and the other limits): past a bound
+// it stops with an error naming the template and the bound.
+func (t *Template) render(msgs []Message, opt Options, sanitize func(string) string) (out string, err error) {
 	var raised string
 	data, err := t.context(msgs, opt, sanitize, &raised)
 	if err != nil {
 		return "", err
 	}
-	out, err := t.tpl.ExecuteToString(exec.NewContext(data))
+	b := newBudget(t.limits)
+	data[budgetKey] = b
+	w := &output{b: b}
+	defer func() {
+		// gonja panics on some values ("a" * -1 did, before filterRepeat);
+		// a template must not take the program down.
+		if p := recover(); p != nil {
+			out, err = "", fmt.Errorf("chat template %s: the template engine failed: %v", t.name, p)
+		}
+	}()
+	err = t.tpl.Execute(w, exec.NewContext(data))
 	switch {
+	case b.err != nil:
+		return "", fmt.Errorf("chat template %s: %w", t.name, b.err)
 	case err != nil && raised != "":
 		return "", fmt.Errorf("chat template %s: raise_exception: %s", t.name, raised)
 	case err != nil:
 		return "", fmt.Errorf("chat template %s: %w", t.name, err)
 	}
-	return out, nil
+	return w.buf.String(), nil
 }

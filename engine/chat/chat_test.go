@@ -20,7 +20,7 @@ const testdata = "../../testdata/"
 // frozen is the strftime_now time of the goldens.
 var frozen = time.Date(2024, 7, 26, 12, 0, 0, 0, time.UTC)
 
-func readFile(t *testing.T, path string) []byte {
+func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -40,7 +40,7 @@ func readFile(t *testing.T, path string) []byte {
 
 // configWith returns a tokenizer_config.json holding the given template
 // with the Llama 3 Instruct special tokens.
-func configWith(t *testing.T, template string) []byte {
+func configWith(t testing.TB, template string) []byte {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{
 		"bos_token":     "<|begin_of_text|>",
@@ -54,7 +54,7 @@ func configWith(t *testing.T, template string) []byte {
 }
 
 // llamaTemplates parses the three templates of chat_template.jsonl.
-func llamaTemplates(t *testing.T) map[string]*Template {
+func llamaTemplates(t testing.TB) map[string]*Template {
 	t.Helper()
 	out := map[string]*Template{}
 	sources := map[string][]byte{

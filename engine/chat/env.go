@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
+	controlStructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
 	"github.com/nikolalohinski/gonja/v2/config"
 	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/nikolalohinski/gonja/v2/nodes"
+	"github.com/nikolalohinski/gonja/v2/parser"
 )
 
 // gonjaConfig matches transformers' Jinja environment.
@@ -23,28 +27,134 @@ var gonjaConfig = func() *config.Config {
 }()
 
 // environment is gonja's built-ins (loop controls included) with this
-// package's filters, in a private copy of the filter set so that gonja's
-// defaults stay as they are.
+// package's filters, in private copies of the sets so that gonja's
+// defaults stay as they are, and with every render bounded (limits.go):
+// each control structure, filter and method is guarded, range is
+// bounded, and the control structures that reach other templates
+// (include, import, extends, block) are refused — a chat template is one
+// string.
 var environment = func() *exec.Environment {
-	filters := exec.NewFilterSet(map[string]exec.FilterFunction{})
-	filters.Update(builtins.Filters)
-	for name, fn := range map[string]exec.FilterFunction{
-		"tojson": filterToJSON,
-		"trim":   filterTrim,
-		"items":  filterItems,
-	} {
-		if err := filters.Replace(name, fn); err != nil {
-			panic(err)
-		}
+	filters := map[string]exec.FilterFunction{}
+	for _, name := range setKeys(builtins.Filters, "filters") {
+		f, _ := builtins.Filters.Get(name)
+		filters[name] = f
 	}
+	filters["tojson"], filters["trim"], filters["items"] = filterToJSON, filterTrim, filterItems
+	filters[repeatLeftFilter], filters[repeatFilter] = filterRepeatLeft, filterRepeat
+	for name, f := range filters {
+		filters[name] = guardFilter(name, f)
+	}
+	structures := map[string]parser.ControlStructureParser{}
+	for _, name := range setKeys(builtins.ControlStructures, "statements") {
+		p, _ := builtins.ControlStructures.Get(name)
+		structures[name] = guardParser(name, p)
+	}
+	for _, name := range []string{"include", "import", "from", "extends", "block"} {
+		structures[name] = refuseParser(name)
+	}
+	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
+	ctx.Set("range", boundedRange)
+	ctx.Set("lipsum", func() (string, error) { return "", errors.New("lipsum is not available in chat templates") })
+	m := builtins.Methods
 	return &exec.Environment{
-		Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
-		Filters:           filters,
+		Context:           ctx,
+		Filters:           exec.NewFilterSet(filters),
 		Tests:             builtins.Tests,
-		ControlStructures: builtins.ControlStructures,
-		Methods:           builtins.Methods,
+		ControlStructures: exec.NewControlStructureSet(structures),
+		Methods:           exec.Methods{Bool: m.Bool, Int: m.Int, Float: m.Float, Str: guardStrMethods(m.Str), Dict: m.Dict, List: m.List},
 	}
 }()
+
+// setKeys lists the names in one of gonja's registries (FilterSet,
+// ControlStructureSet, MethodSet), which offer no way to list them: the
+// map field is read by reflection. A renamed field panics here, at
+// start-up, and in every test.
+func setKeys(set any, field string) []string {
+	var names []string
+	for _, k := range reflect.ValueOf(set).Elem().FieldByName(field).MapKeys() {
+		names = append(names, k.String())
+	}
+	return names
+}
+
+// guardParser wraps a control structure's parser so that what it parses
+// checks the render's budget (guarded); macros count their calls, and
+// recursive for loops, which recurse through expressions no check sees,
+// are refused.
+func guardParser(name string, parse parser.ControlStructureParser) parser.ControlStructureParser {
+	return func(p, args *parser.Parser) (nodes.ControlStructure, error) {
+		cs, err := parse(p, args)
+		if err != nil {
+			return nil, err
+		}
+		switch c := cs.(type) {
+		case *controlStructures.ForControlStructure:
+			if c.Recursive {
+				return nil, args.Error("recursive for loops are not supported in chat templates", nil)
+			}
+		case *controlStructures.MacroControlStructure:
+			cs = countedMacro{c}
+		}
+		ecs, ok := cs.(exec.ControlStructure)
+		if !ok {
+			return nil, fmt.Errorf("control structure %s cannot be executed", name)
+		}
+		return guarded{ecs}, nil
+	}
+}
+
+func refuseParser(name string) parser.ControlStructureParser {
+	return func(p, args *parser.Parser) (nodes.ControlStructure, error) {
+		return nil, args.Error(fmt.Sprintf("{%% %s %%} is not supported in chat templates", name), nil)
+	}
+}
+
+// countedMacro defines a macro whose calls check the budget and count as
+// nesting, so that a macro calling itself stops at MaxNesting instead of
+// overflowing the stack.
+type countedMacro struct {
+	*controlStructures.MacroControlStructure
+}
+
+func (m countedMacro) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) error {
+	macro, err := exec.MacroNodeToFunc(m.Macro, r)
+	if err != nil {
+		return fmt.Errorf("macro %s: %w", m.Name, err)
+	}
+	b := budgetOf(r.Environment.Context)
+	r.Environment.Context.Set(m.Name, exec.Macro(func(params *exec.VarArgs) *exec.Value {
+		if err := b.enter(); err != nil {
+			return exec.AsValue(err)
+		}
+		defer b.leave()
+		return macro(params)
+	}))
+	return nil
+}
+
+// guardStrMethods wraps the string methods ("x".center(n), zfill, ljust)
+// so that an integer argument wider than MaxOutput is refused: methods
+// get no context, so they cannot see the render's budget.
+func guardStrMethods(set *exec.MethodSet[string]) *exec.MethodSet[string] {
+	out := map[string]exec.Method[string]{}
+	for _, name := range setKeys(set, "methods") {
+		method, _ := set.Get(name)
+		out[name] = func(self string, v *exec.Value, args *exec.VarArgs) (any, error) {
+			for _, a := range args.Args {
+				if a.IsInteger() && a.Integer() > MaxOutput {
+					return nil, fmt.Errorf("method %s: argument %d would build a string longer than a render may produce", name, a.Integer())
+				}
+			}
+			for _, a := range args.KwArgs {
+				if a.IsInteger() && a.Integer() > MaxOutput {
+					return nil, fmt.Errorf("method %s: argument %d would build a string longer than a render may produce", name, a.Integer())
+				}
+			}
+			return method(self, v, args)
+		}
+	}
+	return exec.NewMethodSet(out)
+}
 
 // context builds the template variables, as transformers passes them.
 // The message of a raise_exception call is stored in *raised.
