@@ -11,6 +11,10 @@
 // (Python json.dumps output with key order kept, see pyjson.go), trim
 // (Python's whitespace) and items (ordered mappings); each render also gets
 // transformers' raise_exception and strftime_now functions.
+//
+// A template comes from the model folder, so it is treated as hostile:
+// each render is bounded in output, time, memory and nesting, and what
+// cannot be bounded is refused at parse (see limits.go and MaxOutput).
 package chat
 
 import (
