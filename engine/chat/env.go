@@ -132,25 +132,22 @@ func (m countedMacro) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) 
 	return nil
 }
 
-// guardStrMethods wraps the string methods ("x".center(n), zfill, ljust)
-// so that an integer argument wider than MaxOutput is refused: methods
-// get no context, so they cannot see the render's budget.
+// guardStrMethods wraps the string methods that pad to a width
+// ("x".center(n), zfill, ljust) so that a width above MaxOutput is
+// refused: methods get no context, so they cannot see the render's
+// budget.
 func guardStrMethods(set *exec.MethodSet[string]) *exec.MethodSet[string] {
 	out := map[string]exec.Method[string]{}
 	for _, name := range setKeys(set, "methods") {
 		method, _ := set.Get(name)
-		out[name] = func(self string, v *exec.Value, args *exec.VarArgs) (any, error) {
-			for _, a := range args.Args {
-				if a.IsInteger() && a.Integer() > MaxOutput {
-					return nil, fmt.Errorf("method %s: argument %d would build a string longer than a render may produce", name, a.Integer())
+		out[name] = method
+		if widthMethods[name] {
+			out[name] = func(self string, v *exec.Value, args *exec.VarArgs) (any, error) {
+				if n, wide := widest(args, MaxOutput); wide {
+					return nil, fmt.Errorf("method %s: width %d is larger than a render may produce", name, n)
 				}
+				return method(self, v, args)
 			}
-			for _, a := range args.KwArgs {
-				if a.IsInteger() && a.Integer() > MaxOutput {
-					return nil, fmt.Errorf("method %s: argument %d would build a string longer than a render may produce", name, a.Integer())
-				}
-			}
-			return method(self, v, args)
 		}
 	}
 	return exec.NewMethodSet(out)

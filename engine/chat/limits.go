@@ -233,23 +233,25 @@ func (g guarded) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) err
 	return g.ControlStructure.Execute(r, tag)
 }
 
-// guardFilter wraps a filter: the budget is checked around it, and an
-// integer argument wider than the output (center(10**11) ran the runtime
-// out of memory) is refused.
+// widthFilters and widthMethods build a string, or a list of lists, as
+// wide as an integer argument.
+var (
+	widthFilters = map[string]bool{"center": true, "indent": true, "batch": true, "slice": true}
+	widthMethods = map[string]bool{"center": true, "ljust": true, "rjust": true, "zfill": true, "expandtabs": true}
+)
+
+// guardFilter wraps a filter: the budget is checked around it, and a
+// width filter's integer argument wider than the output (center(10**11)
+// ran the runtime out of memory) is refused.
 func guardFilter(name string, f exec.FilterFunction) exec.FilterFunction {
 	return func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 		b := budgetOf(e.Environment.Context)
 		if err := b.check(); err != nil {
 			return exec.AsValue(err)
 		}
-		for _, a := range params.Args {
-			if err := wideArg(b, name, a); err != nil {
-				return exec.AsValue(err)
-			}
-		}
-		for _, a := range params.KwArgs {
-			if err := wideArg(b, name, a); err != nil {
-				return exec.AsValue(err)
+		if widthFilters[name] {
+			if n, wide := widest(params, b.output); wide {
+				return exec.AsValue(b.tooWide(fmt.Sprintf("the result of filter %s with argument %d", name, n)))
 			}
 		}
 		out := f(e, in, params)
@@ -260,11 +262,19 @@ func guardFilter(name string, f exec.FilterFunction) exec.FilterFunction {
 	}
 }
 
-func wideArg(b *budget, filter string, a *exec.Value) error {
-	if a.IsInteger() && a.Integer() > b.output {
-		return b.tooWide(fmt.Sprintf("the result of filter %s with argument %d", filter, a.Integer()))
+// widest finds an integer argument above limit.
+func widest(params *exec.VarArgs, limit int) (int, bool) {
+	for _, a := range params.Args {
+		if a.IsInteger() && a.Integer() > limit {
+			return a.Integer(), true
+		}
 	}
-	return nil
+	for _, a := range params.KwArgs {
+		if a.IsInteger() && a.Integer() > limit {
+			return a.Integer(), true
+		}
+	}
+	return 0, false
 }
 
 // String repetition ('-' * n) is guarded by two filters that
@@ -303,10 +313,10 @@ func filterRepeat(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 	}
 	left := stack[len(stack)-1]
 	b.lefts[id] = stack[:len(stack)-1]
-	if !left.IsString() || in.IsFloat() || !in.IsInteger() {
-		return in
+	if !left.IsString() || in.IsFloat() {
+		return in // not a repetition: gonja multiplies numbers then
 	}
-	n := in.Integer()
+	n := in.Integer() // as gonja takes it, whatever in's type
 	if n < 0 {
 		return exec.AsValue(0)
 	}

@@ -35,7 +35,9 @@ func TestRenderIsBounded(t *testing.T) {
 			"a repetition is refused before it is built ('a' * 10**11 ran out of memory)"},
 		{roomy, "{{ 'x'|center(100000) }}", "filter center with argument 100000 would be longer",
 			"a filter is refused a width the output could not hold"},
-		{roomy, "{{ 'x'.center(100000000000) }}", "method center: argument 100000000000",
+		{roomy, "{{ 'ab' * '3000' }}", "repeating a string of 2 bytes 3000 times",
+			"a count given as a string is checked as gonja reads it"},
+		{roomy, "{{ 'x'.center(100000000000) }}", "method center: width 100000000000",
 			"so is a string method"},
 		{roomy, "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(1500) }}", "nest deeper than 1000",
 			"macro recursion is bounded (unbounded, it overflowed the stack)"},
@@ -59,6 +61,7 @@ func TestRenderKeepsWhatLimitsAllow(t *testing.T) {
 		{"{{ range(3)|list }} {{ range(1, 7, 2)|list }} {{ range(5, 0, -2)|list }} {{ range(0)|list }}", "[0, 1, 2] [1, 3, 5] [5, 3, 1] []", "range counts as Python's does"},
 		{"{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{{ n }}{% endmacro %}{{ f(3) }}", "0123", "a macro may recurse a little"},
 		{"{% set x = {'a': ' ' * 4 ~ 'b'} %}{{ x.a }}", "    b", "an expression inside {% set %} is guarded and still works"},
+		{"{{ 'x'|default(100000000) }} {{ 'ab' * '2' }}", "x abab", "only width arguments are bounded; a count may be a string, as gonja takes it"},
 		{"{% set ns = namespace(n=0) %}{% macro inc() %}{% set ns.n = ns.n + 1 %}x{% endmacro %}{{ inc() * 2 }}{{ ns.n }}", "xx1",
 			"the guarded operands are evaluated once"},
 	} {
