@@ -201,21 +201,33 @@ func compile(cfg tplConfig, name string) (*Template, error) {
 	if len(cfg.template) > MaxSource {
 		return nil, fmt.Errorf("chat template %s: the template is longer than %s, the most Driftwood reads", name, limitedfile.Size(MaxSource))
 	}
-	if err := checkTags(cfg.template); err != nil {
-		return nil, fmt.Errorf("chat template %s: %w", name, err)
-	}
 	const id = "/chat_template"
 	// A memory loader: {% include %} and friends cannot reach the disk.
 	loader, err := loaders.NewMemoryLoader(map[string]string{id: cfg.template})
 	if err != nil {
 		return nil, err
 	}
-	tpl, err := exec.NewTemplate(id, gonjaConfig, loader, environment)
+	tpl, err := parse(id, cfg.template, loader)
 	if err != nil {
 		return nil, fmt.Errorf("chat template %s: %s", name, firstLine(err.Error()))
 	}
 	guardRepeats(tpl.Root())
 	return &Template{name: name, source: cfg.template, bos: cfg.bos, eos: cfg.eos, tpl: tpl, limits: defaultLimits}, nil
+}
+
+// parse checks the size of source's tags and parses it (loader holds it
+// as id), turning a panic of gonja's lexer or parser (it dereferenced nil
+// on "{% if 0 is %}") into an error.
+func parse(id, source string, loader loaders.Loader) (tpl *exec.Template, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			tpl, err = nil, fmt.Errorf("parse error: the template engine failed: %v", p)
+		}
+	}()
+	if err := checkTags(source); err != nil {
+		return nil, err
+	}
+	return exec.NewTemplate(id, gonjaConfig, loader, environment)
 }
 
 // firstLine shortens gonja's parse errors, which quote the whole source.

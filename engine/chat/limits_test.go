@@ -79,6 +79,7 @@ func TestParseRefusesWhatCannotBeBounded(t *testing.T) {
 			"loop(...) recursion passes no check and overflowed the stack"},
 		{"{% include '/chat_template' %}", "{% include %} is not supported", "a template that includes itself recurses"},
 		{"{% block b %}{{ self.b() }}{% endblock %}", "{% block %} is not supported", "so does a block that renders itself"},
+		{"{%if 0 is %}0", "parse error: the template engine failed", "a panic of gonja's parser is an error (FuzzRender found it)"},
 		{"{{ " + strings.Repeat("(", 600) + "1" + strings.Repeat(")", 600) + " }}", "line 1: a tag of more than 1000 tokens",
 			"100,000 nested brackets overflowed the parser's stack"},
 	} {
