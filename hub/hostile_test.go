@@ -32,7 +32,7 @@ func TestPullBoundsAnEndlessListing(t *testing.T) {
 	defer srv.Close()
 	opt := Options{Endpoint: srv.URL, CacheDir: t.TempDir(), Client: srv.Client()}
 	_, err := Pull(context.Background(), "org/tiny", opt)
-	if err == nil || !strings.Contains(err.Error(), "larger than 16777216 bytes") || errors.Is(err, ErrOffline) {
+	if err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") || errors.Is(err, ErrOffline) {
 		t.Errorf("err = %v, want the listing refused at its size limit", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // inferenceFiles are the non-weight files that Driftwood reads; every
@@ -166,7 +168,7 @@ func parseListing(r io.Reader, maxBytes int64, maxFiles int) (string, []string, 
 	err := json.NewDecoder(lr).Decode(&info)
 	switch {
 	case lr.N <= 0:
-		return "", nil, fmt.Errorf("the answer is larger than %d bytes, the most Driftwood reads for a file list", maxBytes)
+		return "", nil, fmt.Errorf("the answer is larger than %s, the most Driftwood reads for a file list", limitedfile.Size(maxBytes))
 	case err != nil:
 		return "", nil, err
 	case !commitHash.MatchString(info.SHA):
