@@ -77,7 +77,7 @@ type controllerFlags struct {
 }
 
 func (c *controllerFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.name, "controller", "", "controller name (in --controllers-dir) or .wasm/.wat path")
+	fs.StringVar(&c.name, "controller", "", "controller name (shipped, or a file in --controllers-dir, which overrides a shipped one) or .wasm/.wat path")
 	fs.StringVar(&c.arg, "controller-arg", "", "the controller's argument (a regex, a JSON schema, a JSON list...)")
 	fs.StringVar(&c.dir, "controllers-dir", controllers.DefaultDir(), "controllers folder")
 }
