@@ -81,6 +81,9 @@ func (m *Model) loadText(dir string) error {
 	if m.Tok, err = tokenizer.Load(path); err != nil {
 		return err
 	}
+	if err := m.Model.CheckVocabulary(path, m.Tok.VocabSize()); err != nil {
+		return err
+	}
 	if m.Template, err = chat.Load(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
