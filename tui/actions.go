@@ -341,10 +341,12 @@ func (m *Model) runLoad(name string) tea.Cmd {
 func (m *Model) openControllerPicker() tea.Cmd {
 	var items []pickItem
 	for _, e := range m.host.reg.List() {
-		items = append(items, pickItem{title: e.Name, desc: e.Path, value: e.Name})
+		if e.Used { // a file that overrides a shipped controller hides it
+			items = append(items, pickItem{title: e.Name, desc: e.Source(), value: e.Name})
+		}
 	}
 	if len(items) == 0 {
-		m.fail(fmt.Errorf("no controllers in %s (build the shipped ones with: driftwood controllers build)", strings.Join(m.opt.ControllerDirs, ", ")))
+		m.fail(fmt.Errorf("no controllers in %s", strings.Join(m.opt.ControllerDirs, ", ")))
 		return nil
 	}
 	m.picker = newPicker(m.common, pickController, "Switch the controller (it applies from the next token)", items)

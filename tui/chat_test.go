@@ -442,3 +442,15 @@ func TestSaveKeepsOtherSessions(t *testing.T) {
 		t.Errorf("session demo now holds %+v", msgs)
 	}
 }
+
+// TestControllerPicker: /controllers lists each controller with where it
+// comes from.
+func TestControllerPicker(t *testing.T) {
+	c := startChat(t, testOptions(t), nil)
+	c.loaded()
+	c.typeLine("/controllers")
+	s := c.wait("the picker", func(s snapshot) bool { return s.picker })
+	if screen := plain(s.screen); !strings.Contains(screen, "abc") || !strings.Contains(screen, filepath.Join("controllers", "abc.wat")) {
+		t.Errorf("picker:\n%s", screen)
+	}
+}
