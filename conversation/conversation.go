@@ -15,6 +15,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // Model is what a conversation runs on.
@@ -48,6 +49,11 @@ type Conversation struct {
 	messages []chat.Message
 	created  time.Time
 	stop     []int32
+	// kept is the restored session's controller while it cannot be
+	// turned on: saved back unchanged, store and all, as long as no other
+	// controller runs, so that resuming the session later with the
+	// controller available loses nothing.
+	kept *sessions.Controller
 }
 
 // Update is one change to the reply being generated.
@@ -138,6 +144,7 @@ func (c *Conversation) Clear() {
 		c.messages = nil
 	}
 	c.created = time.Now().UTC()
+	c.kept = nil
 	c.truncate(0)
 }
 

@@ -2,9 +2,12 @@ package conversation
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -26,10 +29,64 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 	}
 	if d := c.opt.Controller; d != nil {
 		if mod, arg := d.Current(); mod != nil {
-			meta.Controller = &sessions.Controller{Name: mod.Name, Arg: arg, SHA256: mod.SHA256, KV: d.KV().Snapshot()}
+			meta.Controller = &sessions.Controller{Name: mod.Name, Path: loadedFrom(mod), Arg: arg, SHA256: mod.SHA256, KV: d.KV().Snapshot()}
+		} else {
+			meta.Controller = c.kept
 		}
 	}
 	return claim.Save(meta, kv)
+}
+
+// loadedFrom is the absolute path of the file mod was loaded from, or ""
+// for a shipped controller.
+func loadedFrom(mod *controllers.Module) string {
+	abs, err := filepath.Abs(mod.Path)
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return abs
+}
+
+// ControllerResume says what became of a restored session's controller.
+type ControllerResume struct {
+	// Name is the session's controller ("" when it had none).
+	Name string
+	// On says it runs again; Changed that its module is not the one the
+	// session was saved with (by hash).
+	On, Changed bool
+	// Err says why it could not be turned on. Its reference and its store
+	// stay in the session until another controller replaces them.
+	Err error
+}
+
+// ResumeController turns the restored session's controller back on,
+// found with find by name, else by the path it was loaded from. When
+// neither finds it, no controller runs and the session keeps it (see
+// ControllerResume.Err).
+func (c *Conversation) ResumeController(find func(nameOrPath string) (*controllers.Module, error)) ControllerResume {
+	saved, d := c.kept, c.opt.Controller
+	if saved == nil || d == nil {
+		return ControllerResume{}
+	}
+	r := ControllerResume{Name: saved.Name}
+	mod, err := find(saved.Name)
+	if err != nil && saved.Path != "" {
+		if byPath, perr := find(saved.Path); perr == nil {
+			mod, err = byPath, nil
+		}
+	}
+	if err != nil {
+		d.Off()
+		r.Err = err
+		return r
+	}
+	d.Use(mod, saved.Arg)
+	c.kept = nil
+	r.On, r.Changed = true, mod.SHA256 != saved.SHA256
+	return r
 }
 
 // Restore replaces the conversation with the snapshot: transcript,
@@ -80,6 +137,7 @@ func (c *Conversation) restoreControllerKV(meta sessions.Meta) error {
 }
 
 func (c *Conversation) takeMeta(meta sessions.Meta) {
+	c.kept = meta.Controller
 	c.messages = slices.Clone(meta.Messages)
 	c.created = meta.Created
 	if s := meta.Sampler.Config(); s.Validate() == nil {

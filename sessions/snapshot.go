@@ -86,7 +86,10 @@ func (s Sampling) Config() engine.SamplerConfig {
 
 // Controller is the state of a conversation's controller.
 type Controller struct {
-	Name   string `json:"name"`
+	Name string `json:"name"`
+	// Path is the file it was loaded from, when it was given by path
+	// (absent for one found by name).
+	Path   string `json:"path,omitempty"`
 	Arg    string `json:"arg"`
 	SHA256 string `json:"sha256"`
 	// KV is the controller's key-value store.

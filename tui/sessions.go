@@ -192,20 +192,17 @@ func restoreSession(conv *conversation.Conversation, host *controllerHost, claim
 		msg.fallback = err
 	}
 	msg.took, msg.tokens = time.Since(start), conv.Tokens()
-	c := snap.Meta.Controller
-	if c == nil {
+	if snap.Meta.Controller == nil {
 		host.driver.Off()
 		return msg
 	}
-	msg.controller = c.Name
-	if mod, err := host.reg.Get(c.Name); err != nil {
-		msg.controllerErr = err
-		host.driver.Off()
-	} else {
-		host.driver.Use(mod, c.Arg)
-		if mod.SHA256 != c.SHA256 {
-			msg.controllerErr = fmt.Errorf("%s changed since the session was saved; using the current build", c.Name)
-		}
+	res := conv.ResumeController(host.reg.Get)
+	msg.controller, msg.controllerErr = res.Name, res.Err
+	switch {
+	case res.Err != nil:
+		msg.controllerErr = fmt.Errorf("%w; the session keeps it and its state until another controller replaces it", res.Err)
+	case res.Changed:
+		msg.controllerErr = fmt.Errorf("%s changed since the session was saved; using the current build", res.Name)
 	}
 	return msg
 }

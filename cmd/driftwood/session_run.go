@@ -95,11 +95,12 @@ func restore(conv *conversation.Conversation, claim *sessions.Claim, r sessionRu
 			return err
 		}
 	}
-	if c := snap.Meta.Controller; c != nil && r.cf.name == "" && r.cs != nil {
-		if err := r.cs.use(c.Name, c.Arg); err != nil {
-			fmt.Fprintf(errOut, "the session's controller %s is not available (%v); continuing without it\n", c.Name, err)
-		} else if mod, _ := r.cs.driver.Current(); mod.SHA256 != c.SHA256 {
-			fmt.Fprintf(errOut, "note: controller %s changed since the session was saved\n", c.Name)
+	if r.cf.name == "" && r.cs != nil {
+		switch res := conv.ResumeController(r.cs.reg.Get); {
+		case res.Err != nil:
+			fmt.Fprintf(errOut, "the session's controller %s is not available (%v); this reply runs without it, and the session keeps it and its state for when it is back (or give --controller)\n", res.Name, res.Err)
+		case res.Changed:
+			fmt.Fprintf(errOut, "note: controller %s changed since the session was saved\n", res.Name)
 		}
 	}
 	return nil

@@ -105,3 +105,67 @@ func TestRunSessionTooLong(t *testing.T) {
 		t.Errorf("the turn after it: exit %d, %s", code, errOut)
 	}
 }
+
+// TestSessionKeepsAnUnavailableController: a session whose controller was
+// loaded by path keeps it, and its key-value store, while the file is
+// gone, and resumes both from the path once it is back; each process
+// says what happened.
+func TestSessionKeepsAnUnavailableController(t *testing.T) {
+	dir, xdg, model := t.TempDir(), t.TempDir(), golden.ModelDir("tiny-f32")
+	for _, v := range []string{"XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(v, xdg)
+	}
+	src, err := os.ReadFile("testdata/steps.wat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(t.TempDir(), "steps.wat")
+	if err := os.WriteFile(probe, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	turn := func(extra ...string) string {
+		t.Helper()
+		args := append([]string{"run", "--model", model, "--session", "s", "--sessions-dir", dir, "--prompt", "Hi", "--max-tokens", "3"}, extra...)
+		_, errOut, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, %s", extra, code, errOut)
+		}
+		return errOut
+	}
+	steps := func() int {
+		t.Helper()
+		snap, err := sessions.Store{Dir: dir}.Open("s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer snap.Close()
+		c := snap.Meta.Controller
+		if c == nil || c.Name != "steps" || c.Path != probe {
+			t.Fatalf("the session's controller is %+v, want steps from %s", c, probe)
+		}
+		return len(c.KV["steps"])
+	}
+	turn("--controller", probe)
+	first := steps()
+	if first == 0 {
+		t.Fatal("the controller stored nothing")
+	}
+	if err := os.Rename(probe, probe+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if errOut := turn(); !strings.Contains(errOut, "the session's controller steps is not available") || !strings.Contains(errOut, "keeps it") {
+		t.Errorf("without the file: %s", errOut)
+	}
+	if n := steps(); n != first {
+		t.Errorf("the store holds %d steps after a turn without the controller, want the %d saved", n, first)
+	}
+	if err := os.Rename(probe+".away", probe); err != nil {
+		t.Fatal(err)
+	}
+	if errOut := turn(); strings.Contains(errOut, "not available") {
+		t.Errorf("with the file back: %s", errOut)
+	}
+	if n := steps(); n <= first {
+		t.Errorf("the store holds %d steps, want more than %d: the controller did not resume with its store", n, first)
+	}
+}
