@@ -13,7 +13,6 @@ package mlxbridge
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -39,7 +38,7 @@ type Options struct {
 type Backend struct {
 	lib      *mlxc.Lib
 	cfg      *engine.Config
-	dir      string // the model folder, for messages
+	checks   engine.Checks
 	stream   *mlxc.Stream
 	w        weights
 	owned    []*mlxc.Array // the weights' arrays, freed by Close
@@ -66,7 +65,7 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{lib: lib, cfg: m.Config, dir: m.Dir, maxBatch: opt.MaxBatch, caches: map[*kvBuffers]struct{}{}}
+	b := &Backend{lib: lib, cfg: m.Config, checks: engine.NewChecks("mlx", m), maxBatch: opt.MaxBatch, caches: map[*kvBuffers]struct{}{}}
 	if b.maxBatch <= 0 {
 		b.maxBatch = 512
 	}
@@ -155,7 +154,7 @@ func (b *Backend) Close() error {
 // steps as positions are added; Close (or the backend's Close) frees them,
 // and a cache dropped without Close is freed after garbage collection.
 func (b *Backend) NewCache(window int) (engine.Cache, error) {
-	if err := b.cfg.CheckWindow(window); err != nil {
+	if err := b.checks.Window(window); err != nil {
 		return nil, err
 	}
 	kv := &kvBuffers{k: make([]*mlxc.Array, b.cfg.NumHiddenLayers), v: make([]*mlxc.Array, b.cfg.NumHiddenLayers)}
@@ -194,20 +193,11 @@ func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) err
 	if err := c.usable(); err != nil {
 		return err
 	}
-	vocab := b.cfg.VocabSize
-	all := len(logits) == len(tokens)*vocab && len(tokens) > 1
-	if !all && len(logits) != vocab {
-		return fmt.Errorf("mlx: logits buffer holds %d floats, want %d or %d", len(logits), vocab, len(tokens)*vocab)
+	all, err := b.checks.Forward(c, tokens, logits)
+	if err != nil {
+		return err
 	}
-	if c.n+len(tokens) > c.window {
-		return &engine.ContextFullError{Window: c.window, Have: c.n, Adding: len(tokens)}
-	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= vocab {
-			return fmt.Errorf("mlx: token id %d is outside the vocabulary of %d (vocab_size in %s)", t, vocab, filepath.Join(b.dir, "config.json"))
-		}
-	}
-	err := b.lib.Do(func(t *mlxc.Thread) error {
+	err = b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(b.stream)
 		for len(tokens) > 0 {
 			n := min(len(tokens), b.maxBatch)

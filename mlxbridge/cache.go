@@ -154,13 +154,10 @@ func (c *cache) Export() (*engine.KVState, error) {
 // Import implements engine.Cache, widening f16 and bf16 states to float32.
 func (c *cache) Import(s *engine.KVState) error {
 	c.live()
-	if err := c.b.cfg.ValidateKV(s, c.window); err != nil {
-		return fmt.Errorf("mlx cache: %w", err)
+	if err := c.b.checks.Import(c, s); err != nil {
+		return err
 	}
-	dt, ok := mlxDtype(s.DType)
-	if !ok || dt == mlxc.Uint32 {
-		return fmt.Errorf("mlx cache: KV dtype %s not supported", s.DType)
-	}
+	dt, _ := mlxDtype(s.DType) // F32, F16 or BF16, which MLX has
 	err := c.b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(c.b.stream)
 		kv := c.kv

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"runtime"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -47,7 +46,7 @@ func CheckThreads(n int) error {
 // concurrent use: one backend serves one decode loop at a time.
 type Backend struct {
 	cfg    *engine.Config
-	dir    string // the model folder, for messages
+	checks engine.Checks
 	embed  matrix // (vocab, hidden)
 	layers []layer
 	norm   []float32 // (hidden)
@@ -82,7 +81,7 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if opt.MaxBatch <= 0 {
 		opt.MaxBatch = 64
 	}
-	b := &Backend{cfg: c, dir: m.Dir, rope: newRopeTable(c)}
+	b := &Backend{cfg: c, checks: engine.NewChecks("cpu", m), rope: newRopeTable(c)}
 	w := &m.Weights
 	var errs []error
 	mat := func(t *engine.Tensor) matrix {
@@ -144,10 +143,10 @@ func (b *Backend) Close() error {
 
 // NewCache implements engine.Backend.
 func (b *Backend) NewCache(window int) (engine.Cache, error) {
-	if err := b.cfg.CheckWindow(window); err != nil {
+	if err := b.checks.Window(window); err != nil {
 		return nil, err
 	}
-	return newCache(len(b.layers), b.cfg.NumKeyValueHeads, b.cfg.HeadDim, window), nil
+	return newCache(&b.checks, len(b.layers), b.cfg.NumKeyValueHeads, b.cfg.HeadDim, window), nil
 }
 
 // Forward implements engine.Backend.
@@ -159,19 +158,11 @@ func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) err
 	if !ok {
 		return fmt.Errorf("cpu: cache %T was not made by this backend", ec)
 	}
+	all, err := b.checks.Forward(c, tokens, logits)
+	if err != nil {
+		return err
+	}
 	vocab := b.cfg.VocabSize
-	all := len(logits) == len(tokens)*vocab && len(tokens) > 1
-	if !all && len(logits) != vocab {
-		return fmt.Errorf("cpu: logits buffer holds %d floats, want %d or %d", len(logits), vocab, len(tokens)*vocab)
-	}
-	if c.n+len(tokens) > c.window {
-		return &engine.ContextFullError{Window: c.window, Have: c.n, Adding: len(tokens)}
-	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= vocab {
-			return fmt.Errorf("cpu: token id %d is outside the vocabulary of %d (vocab_size in %s)", t, vocab, filepath.Join(b.dir, "config.json"))
-		}
-	}
 	for len(tokens) > 0 {
 		n := min(len(tokens), b.st.maxBatch)
 		var out []float32

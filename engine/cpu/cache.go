@@ -17,6 +17,7 @@ const cacheBlock = 256
 // consecutive positions are contiguous, so attention reads them front to
 // back, one kernel call per block.
 type cache struct {
+	checks           *engine.Checks // the backend's, for Import
 	n, window        int
 	kvHeads, headDim int
 	block            int           // positions per block
@@ -25,8 +26,8 @@ type cache struct {
 
 var _ engine.Cache = (*cache)(nil)
 
-func newCache(layers, kvHeads, headDim, window int) *cache {
-	return &cache{window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
+func newCache(checks *engine.Checks, layers, kvHeads, headDim, window int) *cache {
+	return &cache{checks: checks, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
 		k: make([][][]float32, layers), v: make([][][]float32, layers)}
 }
 
@@ -104,17 +105,12 @@ func (c *cache) exportLayer(blocks [][]float32) []byte {
 	return out
 }
 
-// Import replaces the contents with s (already validated against the
-// model), converting from s's dtype. Both layouts are head-major, so an
+// Import replaces the contents with s, checked against the model and the
+// window, converting from s's dtype. Both layouts are head-major, so an
 // f32 state is copied a head at a time.
 func (c *cache) Import(s *engine.KVState) error {
-	if s.KVHeads != c.kvHeads || s.HeadDim != c.headDim || len(s.K) != len(c.k) || s.Len > c.window {
-		return fmt.Errorf("cpu cache: KV state shape does not match the model")
-	}
-	switch s.DType {
-	case safetensors.F32, safetensors.BF16, safetensors.F16:
-	default:
-		return fmt.Errorf("cpu cache: KV dtype %s not supported", s.DType)
+	if err := c.checks.Import(c, s); err != nil {
+		return err
 	}
 	c.n = 0
 	c.reserve(s.Len)
