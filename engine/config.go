@@ -169,8 +169,13 @@ func (c *Config) setDefaults() {
 	if c.HiddenAct == "" {
 		c.HiddenAct = "silu"
 	}
-	if s := c.RopeScaling; s != nil && s.RopeType == "" {
-		s.RopeType = s.Type
+	if s := c.RopeScaling; s != nil {
+		if s.RopeType == "" {
+			s.RopeType = s.Type
+		}
+		if s.RopeType == "" || s.RopeType == "default" {
+			c.RopeScaling = nil // no scaling, as if the key were absent
+		}
 	}
 }
 
@@ -219,8 +224,6 @@ func (c *Config) validate() error {
 			if s.Factor <= 0 || s.LowFreqFactor <= 0 || s.HighFreqFactor <= s.LowFreqFactor || s.OriginalMaxPositionEmbeddings <= 0 {
 				return errors.New("key \"rope_scaling\": llama3 scaling needs factor > 0, 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings > 0")
 			}
-		case "default", "":
-			c.RopeScaling = nil
 		default:
 			return fmt.Errorf("key \"rope_scaling\": rope_type %q is not supported (want llama3 or none)", s.RopeType)
 		}
