@@ -24,9 +24,9 @@ func TestRunawayTakeBacks(t *testing.T) {
 	}{
 		{"back", "BACKTRACK 1 at every step: sample, take back, sample…", `\10\00\00\00\00\00\00\00\01\00\00\00`, 12,
 			"took 88 steps in this reply without reaching its limit of 12 tokens (at most twice that plus 64 steps): it keeps taking tokens back"},
-		{"backforce", "BACKTRACK 1 + FORCE 1: the reply never grows", `\18\00\00\00\00\00\00\00\01\00\00\00\00\10\00\00\01\00\00\00`, 12,
+		{"backforce", "BACKTRACK 2 + FORCE 1 (and the token sampled after it): the reply never grows", `\18\00\00\00\00\00\00\00\02\00\00\00\00\10\00\00\01\00\00\00`, 12,
 			"took 88 steps in this reply"},
-		{"churn", "FORCE 32 then take them back, at every step", `\18\00\00\00\00\00\00\00\20\00\00\00\00\10\00\00\20\00\00\00`, 40,
+		{"churn", "FORCE 32 then take them back with the sampled token, at every step", `\18\00\00\00\00\00\00\00\21\00\00\00\00\10\00\00\20\00\00\00`, 40,
 			"would take back 1056 tokens in this reply, more than the 1024 allowed"},
 	}
 	for _, c := range cases {

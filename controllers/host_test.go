@@ -212,9 +212,10 @@ func TestTemperatureOverride(t *testing.T) {
 	}
 }
 
-// TestBacktrack: at its 4th step the controller takes back two tokens; the
-// guest is then given no tokens at the next step (they are gone), and the
-// sequence and KV cache stay consistent.
+// TestBacktrack: at its 4th step the controller takes back two tokens;
+// the host samples the replacement at once (no extra step), so the guest
+// is given just that one token at the next step (the two are gone), and
+// the sequence and KV cache stay consistent.
 func TestBacktrack(t *testing.T) {
 	h := newHarness(t)
 	d := h.driver(nil)
@@ -233,9 +234,9 @@ func TestBacktrack(t *testing.T) {
 		t.Errorf("reply %v, want %v", reply, h.g.Greedy.Tokens[:6])
 	}
 	steps, _ := d.KV().Get("steps")
-	// step 1: 0 tokens; 2..4: one each; after the backtrack, 0 (the re-run
-	// token is already known); then one each.
-	if want := []byte{0, 1, 1, 1, 0, 1, 1, 1, 1}; !slices.Equal(steps[:len(want)], want) {
+	// step 1: 0 tokens; then one each: the token sampled after the
+	// take-back, within step 4, is the one step 5 is given.
+	if want := []byte{0, 1, 1, 1, 1, 1, 1, 1}; !slices.Equal(steps, want) {
 		t.Errorf("tokens given per step %v, want %v", steps, want)
 	}
 	if seq.Cache.Len() != len(seq.Tokens) {
@@ -358,5 +359,50 @@ func TestStoreDuringLoad(t *testing.T) {
 	reply, _, _ := h.reply(t, d, nil, 3, 0, nil)
 	if len(reply) != 3 || !strings.Contains(h.logText(), "refused the vocabulary") {
 		t.Errorf("reply %v, logs %q", reply, h.logText())
+	}
+}
+
+// TestForceWithMask is the ABI's order for one step's result: the forced
+// tokens are appended, then the next token is sampled among those the
+// same record's mask allows, with no dw_step in between. (The host used
+// to drop the mask and step again: the token after the five forced ones
+// was 184, 179 or 391 for seeds 1, 2, 3.) FORCE alone samples the next
+// token unconstrained, also without another step.
+func TestForceWithMask(t *testing.T) {
+	forced := []int32{40, 41, 42, 43, 44}
+	for _, c := range []struct {
+		name, flags string
+		want21      bool
+	}{
+		{"FORCE|MASK", `\09`, true},
+		{"FORCE", `\08`, false},
+	} {
+		h := newHarness(t)
+		// At step 1 only: flags, mask_ptr 2048 (only id 21), force_ptr
+		// 4096, force_len 5.
+		wat := watModule("(i32.const 0)", `
+    (if (result i32) (i32.eq (global.get $steps) (i32.const 1)) (then (i32.const 1024)) (else (i32.const 0)))`, `
+  (data (i32.const 1024) "`+c.flags+`\00\00\00\00\08\00\00\00\00\00\00\00\10\00\00\05\00\00\00")
+  (data (i32.const 2048) "`+le32(1<<21)+`")
+  (data (i32.const 4096) "\28\00\00\00\29\00\00\00\2a\00\00\00\2b\00\00\00\2c\00\00\00")`)
+		mod := h.load(t, "fm", wat)
+		for seed := uint64(1); seed <= 3; seed++ {
+			d := h.driver(nil)
+			d.Use(mod, "")
+			reply, _ := h.replyWith(t, d, 8, 1.5, seed)
+			steps, _ := d.KV().Get("steps")
+			d.Close()
+			if len(reply) != 8 || !slices.Equal(reply[:5], forced) {
+				t.Fatalf("%s seed %d: reply %v, want the 5 forced tokens first, 8 in all", c.name, seed, reply)
+			}
+			if c.want21 && reply[5] != 21 {
+				t.Errorf("%s seed %d: token after the forced ones is %d, want 21, the only one the mask allows", c.name, seed, reply[5])
+			}
+			// Step 1 forces and samples; step 2 is given the five forced
+			// tokens and the sampled one; then one token a step.
+			if want := []byte{0, 6, 1}; !slices.Equal(steps[:3], want) {
+				t.Errorf("%s seed %d: tokens given per step %v, want %v… (no step between the forced tokens and the sampled one)", c.name, seed, steps, want)
+			}
+		}
 	}
 }

@@ -22,8 +22,11 @@ type Hook interface {
 	// Begin starts the work for the next step. tokens is the whole sequence
 	// so far; it is valid until End returns and must not be modified.
 	Begin(tokens []int32)
-	// End waits for that work, restricts logits in place (masked tokens set
-	// to -Inf) and says what the loop should do.
+	// End waits for that work and says what the loop should do. It may
+	// restrict logits in place (masked tokens set to -Inf), but that
+	// holds only for a step that neither takes back nor forces tokens:
+	// those are fed to the model before sampling, which computes fresh
+	// logits. The Directive's Allowed and Mask hold in every case.
 	End(logits []float32) Directive
 }
 
@@ -38,7 +41,10 @@ type ReplyHook interface {
 }
 
 // Directive is a hook's answer for one step. The loop applies it in field
-// order: take back, force, stop, then sample.
+// order: take back, force, stop, then sample the next token (among
+// Allowed or Mask, at Temperature), all within the step: after a take-back
+// or forced tokens the loop feeds the model what changed and samples
+// without asking the hook again.
 type Directive struct {
 	// Backtrack takes back this many tokens of the reply.
 	Backtrack int
@@ -258,17 +264,24 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
 			return finish(StopMaxTokens, nil)
 		}
-		pending = g.pending[:0]
-		if back > 0 {
-			// The logits are stale: run the last kept token again.
-			last := seq.Tokens[len(seq.Tokens)-1]
-			g.truncate(seq, len(seq.Tokens)-1)
-			pending = append(pending, last)
-		}
 		if len(d.Force) > 0 || back > 0 {
-			g.pending = append(pending, d.Force...)
-			pending = g.pending
-			continue
+			// The logits are stale: feed the last kept token again (after
+			// a take-back) and the forced tokens, then sample as this
+			// step's directive says, without another hook step.
+			feed := g.pending[:0]
+			if back > 0 {
+				last := seq.Tokens[len(seq.Tokens)-1]
+				g.truncate(seq, len(seq.Tokens)-1)
+				feed = append(feed, last)
+			}
+			feed = append(feed, d.Force...)
+			g.pending = feed // keep a grown buffer
+			prev := len(seq.Tokens)
+			seq.Tokens = append(seq.Tokens, feed...)
+			if err := g.Backend.Forward(seq.Cache, feed, g.logits); err != nil {
+				seq.Tokens = seq.Tokens[:prev]
+				return finish("", err)
+			}
 		}
 		var tok int32
 		switch {
@@ -292,7 +305,7 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
 			return finish(StopMaxTokens, nil)
 		}
-		pending = append(pending, tok)
+		pending = append(g.pending[:0], tok)
 	}
 }
 

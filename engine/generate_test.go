@@ -168,13 +168,17 @@ func TestGenerateHookDirectives(t *testing.T) {
 	if seq.Cache.Len() != len(seq.Tokens) {
 		t.Errorf("cache holds %d positions, sequence %d tokens", seq.Cache.Len(), len(seq.Tokens))
 	}
-	// Steps: 0 sampled, 1 masked to 7, 2 sampled, 3 forces 40 41, 4 sampled,
-	// 5 takes back two (41 and step 4's token), 6 and 7 sampled, 8 stops.
-	if len(reply) != 6 || reply[3] != 40 {
-		t.Errorf("reply %v: want 6 tokens with forced 40 kept at index 3", reply)
+	// Steps: 0 sampled, 1 masked to 7, 2 sampled, 3 forces 40 41 and
+	// samples one more, 4 sampled, 5 takes back two (step 3's sampled
+	// token and step 4's) and samples one, 6 and 7 sampled, 8 stops.
+	if len(reply) != 8 || reply[3] != 40 || reply[4] != 41 {
+		t.Errorf("reply %v: want 8 tokens with forced 40 41 kept at index 3", reply)
 	}
-	if st.GenTokens != 6 || st.TakenBack != 2 {
-		t.Errorf("stats count %d tokens and %d taken back, want 6 and 2", st.GenTokens, st.TakenBack)
+	if st.GenTokens != 8 || st.TakenBack != 2 {
+		t.Errorf("stats count %d tokens and %d taken back, want 8 and 2", st.GenTokens, st.TakenBack)
+	}
+	if len(hook.seen) != 9 {
+		t.Errorf("the hook had %d steps, want 9: none between forced tokens or a take-back and the next sampled token", len(hook.seen))
 	}
 	// The KV cache after backtracking equals a fresh run of the same tokens.
 	s.checkCacheMatchesRecompute(t, seq)
