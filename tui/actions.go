@@ -219,71 +219,7 @@ func (m *Model) submit() tea.Cmd {
 }
 
 // run runs a slash command.
-func (m *Model) run(c command) tea.Cmd {
-	switch c.name() {
-	case "controller":
-		if c.arg(0) == "off" {
-			m.host.driver.Off()
-			m.dirty = true
-			m.say("controller off")
-			return nil
-		}
-		return m.host.get(c.arg(0), c.arg(1))
-	case "controllers":
-		return m.openControllerPicker()
-	case "save":
-		name := c.arg(0)
-		if name == "" {
-			name = m.sessionName()
-		} else if _, err := m.opt.Sessions.Path(name); err != nil {
-			m.fail(err)
-			return nil
-		}
-		return m.save(name, afterNothing, "")
-	case "load":
-		if c.arg(0) == "" {
-			return m.openSessionPicker()
-		}
-		return m.runLoad(c.arg(0))
-	case "sessions":
-		m.transcript.add(entryInfo, sessionsText(m.opt.Sessions))
-	case "new":
-		return m.saveThen(afterNew, "")
-	case "system":
-		m.setSystem(c.arg(0))
-	case "set":
-		s, n, err := applySetting(m.conv.Sampler(), m.conv.MaxTokens(), c.arg(0), c.arg(1))
-		if err == nil {
-			err = m.conv.SetSampler(s)
-		}
-		if err != nil {
-			m.fail(err)
-			return nil
-		}
-		m.conv.SetMaxTokens(n)
-		m.dirty = true
-		m.say(c.arg(0) + " = " + c.arg(1))
-	case "show":
-		m.transcript.add(entryInfo, m.showText())
-	case "regen":
-		return m.regenerate()
-	case "copy":
-		text, ok := m.transcript.lastReply()
-		if !ok {
-			m.fail(errors.New("there is no reply to copy yet"))
-			return nil
-		}
-		m.say(fmt.Sprintf("copied the last reply (%s characters) to the clipboard", thousands(len([]rune(text)))))
-		return tea.SetClipboard(text)
-	case "stats":
-		m.transcript.add(entryInfo, m.statsText())
-	case "help":
-		m.transcript.add(entryInfo, "commands (tab completes them; ? lists the keys too):\n"+commandsText())
-	case "quit":
-		return tea.Quit
-	}
-	return nil
-}
+func (m *Model) run(c command) tea.Cmd { return c.spec.run(m, c) }
 
 // setSystem shows, sets ("off": removes) the system prompt.
 func (m *Model) setSystem(text string) {

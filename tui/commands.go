@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/driftwoodlabs/driftwood/engine"
 )
 
@@ -34,26 +36,28 @@ type commandSpec struct {
 	// whileReplying is true for commands that may run while a reply is
 	// being generated (they do not touch the conversation).
 	whileReplying bool
+	// run carries the command out.
+	run func(*Model, command) tea.Cmd
 }
 
 // commandSpecs is the table of slash commands, in the order /help lists
 // them.
 func commandSpecs() []commandSpec {
 	return []commandSpec{
-		{name: "controller", usage: "NAME [ARG] | off", help: "switch the controller now (also mid-reply), or turn it off", arg: argController, min: 1, max: 2, whileReplying: true},
-		{name: "controllers", help: "list the controllers and pick one", whileReplying: true},
-		{name: "save", usage: "[NAME]", help: "save the conversation as a session", arg: argSession, max: 1},
-		{name: "load", usage: "[NAME]", help: "resume a saved session (a picker without NAME)", arg: argSession, max: 1},
-		{name: "sessions", help: "list the saved sessions", whileReplying: true},
-		{name: "new", help: "start a new conversation (the current one is saved)"},
-		{name: "system", usage: "[TEXT | off]", help: "show, set or remove the system prompt", arg: argText, max: -1},
-		{name: "set", usage: "temp|top_p|top_k|min_p|seed|max_tokens VALUE", help: "change a sampling setting", arg: argSetting, min: 2, max: 2},
-		{name: "show", help: "show the model, the settings and the controller"},
-		{name: "regen", help: "generate the last reply again"},
-		{name: "copy", help: "copy the last reply to the clipboard (OSC 52)", whileReplying: true},
-		{name: "stats", help: "speed and size of the last reply", whileReplying: true},
-		{name: "help", help: "list the commands and keys", whileReplying: true},
-		{name: "quit", help: "save and quit", whileReplying: true},
+		{name: "controller", usage: "NAME [ARG] | off", help: "switch the controller now (also mid-reply), or turn it off", arg: argController, min: 1, max: 2, whileReplying: true, run: runController},
+		{name: "controllers", help: "list the controllers and pick one", whileReplying: true, run: runControllers},
+		{name: "save", usage: "[NAME]", help: "save the conversation as a session", arg: argSession, max: 1, run: runSave},
+		{name: "load", usage: "[NAME]", help: "resume a saved session (a picker without NAME)", arg: argSession, max: 1, run: runLoad},
+		{name: "sessions", help: "list the saved sessions", whileReplying: true, run: runSessions},
+		{name: "new", help: "start a new conversation (the current one is saved)", run: runNew},
+		{name: "system", usage: "[TEXT | off]", help: "show, set or remove the system prompt", arg: argText, max: -1, run: runSystem},
+		{name: "set", usage: "temp|top_p|top_k|min_p|seed|max_tokens VALUE", help: "change a sampling setting", arg: argSetting, min: 2, max: 2, run: runSet},
+		{name: "show", help: "show the model, the settings and the controller", run: runShow},
+		{name: "regen", help: "generate the last reply again", run: runRegen},
+		{name: "copy", help: "copy the last reply to the clipboard (OSC 52)", whileReplying: true, run: runCopy},
+		{name: "stats", help: "speed and size of the last reply", whileReplying: true, run: runStats},
+		{name: "help", help: "list the commands and keys", whileReplying: true, run: runHelp},
+		{name: "quit", help: "save and quit", whileReplying: true, run: runQuit},
 	}
 }
 
