@@ -17,6 +17,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/driftwoodlabs/driftwood/backends"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
@@ -33,7 +34,8 @@ type Config struct {
 	Model string `toml:"model"`
 	// Threads for the CPU backend; 0 means one per core.
 	Threads int `toml:"threads"`
-	// Backend is cpu, mlx or auto (MLX when libmlxc loads and has a GPU).
+	// Backend is a name of the backends registry (cpu, mlx) or auto (MLX
+	// when libmlxc loads and has a GPU).
 	Backend string `toml:"backend"`
 	// MLXLibrary is the path of libmlxc, when it is not in a usual place.
 	MLXLibrary string `toml:"mlx_library"`
@@ -52,7 +54,7 @@ type Config struct {
 
 // Default is the configuration used when there is no file.
 func Default() Config {
-	return Config{Backend: "auto", Context: 8192, MaxTokens: 0, Sampling: engine.DefaultSamplerConfig()}
+	return Config{Backend: backends.Auto, Context: 8192, MaxTokens: 0, Sampling: engine.DefaultSamplerConfig()}
 }
 
 // Path is the configuration file's location:
@@ -100,8 +102,8 @@ func Parse(data []byte, c *Config) error {
 	if err := c.Sampling.Validate(); err != nil {
 		return fmt.Errorf(" [sampling] %w", err)
 	}
-	if c.Backend != "auto" && c.Backend != "cpu" && c.Backend != "mlx" {
-		return fmt.Errorf(" backend %q: want auto, cpu or mlx", c.Backend)
+	if err := backends.Check(c.Backend); err != nil {
+		return fmt.Errorf(" backend %w", err)
 	}
 	if err := cpu.CheckThreads(c.Threads); err != nil {
 		return fmt.Errorf(" threads %d: %w", c.Threads, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/driftwoodlabs/driftwood/backends"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/sessions"
@@ -40,7 +41,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	configPath := fs.String("config", config.Path(), "configuration file")
 	controllersDir := fs.String("controllers-dir", controllers.DefaultDir(), "controllers folder")
 	noHistory := fs.Bool("no-history", false, "neither read nor write the input history")
-	backend := fs.String("backend", "", "cpu, mlx or auto (default: the config's, else auto)")
+	backend := fs.String("backend", "", backends.Choices()+" (default: the config's, else auto)")
 	mlxLib := fs.String("mlx-lib", "", "libmlxc path (default: the config's, $DRIFTWOOD_MLXC, the usual places)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood [flags]   (the chat; 'driftwood help' lists the other commands)")
