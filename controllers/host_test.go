@@ -406,3 +406,23 @@ func TestForceWithMask(t *testing.T) {
 		}
 	}
 }
+
+// TestForcedTokensCountAgainstTheLimit: with MaxTokens 3, a controller
+// that forces five tokens gets a three-token reply that stops for
+// max_tokens (it got all five before).
+func TestForcedTokensCountAgainstTheLimit(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	// FORCE (0x08), force_ptr 4096, force_len 5, at every step.
+	d.Use(h.load(t, "force5", watModule("(i32.const 0)", "(i32.const 1024)", `
+  (data (i32.const 1024) "\08\00\00\00\00\00\00\00\00\00\00\00\00\10\00\00\05\00\00\00")
+  (data (i32.const 4096) "\28\00\00\00\29\00\00\00\2a\00\00\00\2b\00\00\00\2c\00\00\00")`)), "")
+	reply, st, seq := h.reply(t, d, nil, 3, 0, nil)
+	if !slices.Equal(reply, []int32{40, 41, 42}) || st.Reason != engine.StopMaxTokens || st.GenTokens != 3 {
+		t.Errorf("reply %v (%d tokens, %s), want [40 41 42] and max_tokens", reply, st.GenTokens, st.Reason)
+	}
+	if seq.Cache.Len() != len(seq.Tokens) || len(seq.Tokens) > len(h.g.Prompt.IDs)+3 {
+		t.Errorf("sequence holds %d tokens, cache %d: want them equal, at most the prompt and the 3 kept", len(seq.Tokens), seq.Cache.Len())
+	}
+}

@@ -48,7 +48,9 @@ type ReplyHook interface {
 type Directive struct {
 	// Backtrack takes back this many tokens of the reply.
 	Backtrack int
-	// Force appends these tokens without sampling (fast-forward).
+	// Force appends these tokens without sampling (fast-forward); they
+	// count against MaxTokens and the window, and those past the limit
+	// are dropped (the reply ends there).
 	Force []int32
 	// Stop ends the reply (after any forced tokens) instead of sampling.
 	Stop bool
@@ -131,8 +133,8 @@ type Generator struct {
 	// StopTokens end the reply (end-of-turn, end-of-text); they are not
 	// emitted.
 	StopTokens []int32
-	// MaxTokens bounds the reply's length; 0 means until a stop token or the
-	// context window is full.
+	// MaxTokens bounds the reply's length, forced tokens included; 0 means
+	// until a stop token or the context window is full.
 	MaxTokens int
 	// PrefillBatch is how many prompt tokens go through the model at once;
 	// cancellation is checked between batches. 0 means 256.
@@ -195,12 +197,13 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		return st, err
 	}
 	replyStart := len(seq.Tokens) + 1
+	// The most tokens the reply may keep, forced ones included: every
+	// reply token but the last is fed to the model.
+	limit := seq.Cache.Window() - replyStart + 1
+	if g.MaxTokens > 0 {
+		limit = min(limit, g.MaxTokens)
+	}
 	if rh, ok := g.Hook.(ReplyHook); ok {
-		// Every reply token but the last is fed to the model.
-		limit := seq.Cache.Window() - replyStart + 1
-		if g.MaxTokens > 0 {
-			limit = min(limit, g.MaxTokens)
-		}
 		rh.StartReply(replyStart, limit)
 	}
 	pending := append(g.pending[:0], prompt[len(prompt)-1])
@@ -211,6 +214,15 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 			st.GenDuration = time.Since(decodeStart)
 		}
 		return st, err
+	}
+	// atLimit ends a reply that holds limit tokens: MaxTokens, or a full
+	// window (the tokens emitted last are not fed).
+	atLimit := func() (Stats, error) {
+		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
+			return finish(StopMaxTokens, nil)
+		}
+		unfed := st.GenTokens - (len(seq.Tokens) - replyStart)
+		return finish("", &ContextFullError{Window: seq.Cache.Window(), Have: seq.Cache.Len(), Adding: unfed})
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -252,19 +264,20 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 				return finish("", err)
 			}
 		}
-		for _, tok := range d.Force {
+		force := d.Force[:min(len(d.Force), limit-st.GenTokens)]
+		for _, tok := range force {
 			st.GenTokens++
 			if err := emit(Event{Token: tok, Forced: true}); err != nil {
 				return finish("", err)
 			}
 		}
-		if d.Stop {
+		if d.Stop && len(force) == len(d.Force) {
 			return finish(StopHook, nil)
 		}
-		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
-			return finish(StopMaxTokens, nil)
+		if st.GenTokens >= limit {
+			return atLimit()
 		}
-		if len(d.Force) > 0 || back > 0 {
+		if len(force) > 0 || back > 0 {
 			// The logits are stale: feed the last kept token again (after
 			// a take-back) and the forced tokens, then sample as this
 			// step's directive says, without another hook step.
@@ -274,7 +287,7 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 				g.truncate(seq, len(seq.Tokens)-1)
 				feed = append(feed, last)
 			}
-			feed = append(feed, d.Force...)
+			feed = append(feed, force...)
 			g.pending = feed // keep a grown buffer
 			prev := len(seq.Tokens)
 			seq.Tokens = append(seq.Tokens, feed...)
@@ -302,8 +315,8 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		if err := emit(Event{Token: tok, Candidates: d.Candidates}); err != nil {
 			return finish("", err)
 		}
-		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
-			return finish(StopMaxTokens, nil)
+		if st.GenTokens >= limit {
+			return atLimit()
 		}
 		pending = append(g.pending[:0], tok)
 	}

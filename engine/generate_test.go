@@ -380,3 +380,37 @@ func TestGenerateTellsTheReplyLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateForcedTokensWithinLimits: forced tokens count against
+// MaxTokens and the context window like sampled ones; the reply stops
+// at the limit, and the sequence still matches the cache.
+func TestGenerateForcedTokensWithinLimits(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	n := len(s.g.Prompt.IDs)
+	force := []int32{40, 41, 42, 43, 44, 45, 46, 47}
+	for _, c := range []struct {
+		reason            string
+		maxTokens, window int
+		want              int
+		full              bool
+	}{
+		{"MaxTokens 3, 8 forced", 3, 64, 3, false},
+		{"MaxTokens 8, 8 forced: the limit is reached exactly", 8, 64, 8, false},
+		{"room for 5 in the window, 8 forced", 0, n + 4, 5, true},
+	} {
+		gen := s.generator(c.maxTokens)
+		gen.Hook = &scriptHook{steps: map[int]engine.Directive{0: {Force: force, Temperature: -1}}}
+		seq := s.sequence(t, c.window)
+		var reply []int32
+		st, err := gen.Generate(context.Background(), seq, s.g.Prompt.IDs, collect(&reply))
+		var full *engine.ContextFullError
+		switch {
+		case c.full && !errors.As(err, &full), !c.full && (err != nil || st.Reason != engine.StopMaxTokens):
+			t.Errorf("%s: %v (%s), want full=%v", c.reason, err, st.Reason, c.full)
+		case !slices.Equal(reply, force[:c.want]) || st.GenTokens != c.want:
+			t.Errorf("%s: reply %v (%d counted), want %v", c.reason, reply, st.GenTokens, force[:c.want])
+		case seq.Cache.Len() != len(seq.Tokens) || len(seq.Tokens) > c.window:
+			t.Errorf("%s: cache %d, sequence %d, window %d", c.reason, seq.Cache.Len(), len(seq.Tokens), c.window)
+		}
+	}
+}
