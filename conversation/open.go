@@ -23,6 +23,9 @@ type OpenOptions struct {
 	// Progress receives download progress when the model must be pulled
 	// first; nil means none.
 	Progress io.Writer
+	// OnProgress, when set, receives each download progress report
+	// instead (hub.Options.OnProgress).
+	OnProgress func(hub.ProgressReport)
 	// Hub is where repo ids are resolved; the zero value means the
 	// environment's settings (hub.OptionsFromEnv).
 	Hub *hub.Options
@@ -40,7 +43,7 @@ func Open(ctx context.Context, name string, opt OpenOptions) (*Model, error) {
 	if opt.Hub != nil {
 		hopt = *opt.Hub
 	}
-	hopt.Progress = opt.Progress
+	hopt.Progress, hopt.OnProgress = opt.Progress, opt.OnProgress
 	dir, err := hub.Resolve(name, hopt)
 	if errors.Is(err, hub.ErrNotCached) {
 		dir, err = hub.Pull(ctx, name, hopt)

@@ -44,8 +44,12 @@ type Options struct {
 	// Client makes the HTTP requests; nil means a client with connect and
 	// response-header timeouts but no limit on a download's duration.
 	Client *http.Client
-	// Progress receives the download progress; nil means none.
+	// Progress receives the download progress as text; nil means none.
 	Progress io.Writer
+	// OnProgress, when set, is called with each progress report (from
+	// other goroutines, a few times a second), for a program that shows
+	// the progress its own way.
+	OnProgress func(ProgressReport)
 	// Parallel bounds the concurrent file downloads; 0 means 4.
 	Parallel int
 }

@@ -17,10 +17,56 @@ var (
 	plainEvery = 5 * time.Second
 )
 
-// progress reports a pull's bytes done and total, rate and ETA on a writer.
-// A nil *progress reports nothing. Its methods are safe for concurrent use.
+// ProgressReport is one report of a pull's progress, for a program that
+// shows it its own way (Options.OnProgress); String is the line the
+// hub writes to Options.Progress.
+type ProgressReport struct {
+	// Repo is the repository being pulled; Files how many of its files
+	// are downloaded.
+	Repo  string
+	Files int
+	// Done and Total count the bytes of those files, Rate is this run's
+	// bytes per second.
+	Done, Total int64
+	Rate        float64
+	Elapsed     time.Duration
+	// Final is set on the last report; OK then says the pull succeeded.
+	Final, OK bool
+}
+
+// Fraction is the share of the bytes done, from 0 to 1.
+func (r ProgressReport) Fraction() float64 {
+	if r.Total <= 0 {
+		return 1
+	}
+	return min(float64(max(r.Done, 0))/float64(r.Total), 1)
+}
+
+// String is the report for people: bytes done/total, percent, rate and
+// ETA; on the last one a summary, or where the pull stopped.
+func (r ProgressReport) String() string {
+	if r.Final && r.OK {
+		return fmt.Sprintf("%s  %s in %s (%s/s)", r.Repo, FormatSize(r.Total), formatDuration(r.Elapsed), FormatSize(int64(r.Rate)))
+	}
+	eta := "--"
+	if r.Rate > 0 {
+		eta = formatDuration(time.Duration(float64(max(r.Total-r.Done, 0)) / r.Rate * float64(time.Second)))
+	}
+	s := fmt.Sprintf("%s  %s / %s  %3.0f%%  %s/s  ETA %s",
+		r.Repo, FormatSize(r.Done), FormatSize(r.Total), 100*r.Fraction(), FormatSize(int64(r.Rate)), eta)
+	if r.Final {
+		s += "  stopped"
+	}
+	return s
+}
+
+// progress reports a pull's bytes done and total, rate and ETA on a writer
+// and to a callback. A nil *progress reports nothing. Its methods are safe
+// for concurrent use.
 type progress struct {
 	w     io.Writer
+	on    func(ProgressReport)
+	files int
 	tty   bool
 	label string
 	total int64
@@ -35,14 +81,14 @@ type progress struct {
 }
 
 // newProgress starts reporting the download of files totalling total bytes
-// to w, or returns nil when w is nil.
-func newProgress(w io.Writer, label string, files int, total int64) *progress {
-	if w == nil {
+// to w and on (either may be nil), or returns nil when both are.
+func newProgress(w io.Writer, on func(ProgressReport), label string, files int, total int64) *progress {
+	if w == nil && on == nil {
 		return nil
 	}
-	p := &progress{w: w, tty: isTerminal(w), label: label, total: total, start: time.Now(), stop: make(chan struct{})}
+	p := &progress{w: w, on: on, files: files, tty: w != nil && isTerminal(w), label: label, total: total, start: time.Now(), stop: make(chan struct{})}
 	every := ttyEvery
-	if !p.tty {
+	if w != nil && !p.tty {
 		every = plainEvery
 		fmt.Fprintf(w, "%s: downloading %d files, %s\n", label, files, FormatSize(total))
 	}
@@ -96,7 +142,17 @@ func (p *progress) add(n int64) {
 func (p *progress) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.print(p.line(time.Since(p.start)), false)
+	p.send(p.report(time.Since(p.start), false, false))
+}
+
+// send gives r to the callback and writes it.
+func (p *progress) send(r ProgressReport) {
+	if p.on != nil {
+		p.on(r)
+	}
+	if p.w != nil {
+		p.print(r.String(), r.Final)
+	}
 }
 
 // print writes one report: on a terminal over the previous one, and ending
@@ -115,19 +171,14 @@ func (p *progress) print(s string, final bool) {
 	fmt.Fprintf(p.w, "\r%s%s%s", s, pad, end)
 }
 
-// line is the report after elapsed: bytes done/total, percent, rate, ETA.
+// report is the state after elapsed.
+func (p *progress) report(elapsed time.Duration, final, ok bool) ProgressReport {
+	return ProgressReport{Repo: p.label, Files: p.files, Done: p.done, Total: p.total, Rate: p.rate(elapsed), Elapsed: elapsed, Final: final, OK: ok}
+}
+
+// line is the report after elapsed, for people.
 func (p *progress) line(elapsed time.Duration) string {
-	rate := p.rate(elapsed)
-	eta := "--"
-	if rate > 0 {
-		eta = formatDuration(time.Duration(float64(max(p.total-p.done, 0)) / rate * float64(time.Second)))
-	}
-	pct := 100.0
-	if p.total > 0 {
-		pct = min(100*float64(max(p.done, 0))/float64(p.total), 100)
-	}
-	return fmt.Sprintf("%s  %s / %s  %3.0f%%  %s/s  ETA %s",
-		p.label, FormatSize(p.done), FormatSize(p.total), pct, FormatSize(int64(rate)), eta)
+	return p.report(elapsed, false, false).String()
 }
 
 // rate is this run's bytes per second.
@@ -148,12 +199,7 @@ func (p *progress) finish(ok bool) {
 	p.wg.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	elapsed := time.Since(p.start)
-	s := p.line(elapsed) + "  stopped"
-	if ok {
-		s = fmt.Sprintf("%s  %s in %s (%s/s)", p.label, FormatSize(p.total), formatDuration(elapsed), FormatSize(int64(p.rate(elapsed))))
-	}
-	p.print(s, true)
+	p.send(p.report(time.Since(p.start), true, ok))
 }
 
 // FormatSize writes a byte count in decimal units, as the hub shows sizes:

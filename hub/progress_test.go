@@ -45,7 +45,7 @@ func TestProgressLine(t *testing.T) {
 
 func TestProgressPlain(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, "org/m", 2, 2000)
+	p := newProgress(&buf, nil, "org/m", 2, 2000)
 	p.add(1000)
 	p.draw()
 	p.add(1000)
@@ -56,7 +56,7 @@ func TestProgressPlain(t *testing.T) {
 		strings.Contains(buf.String(), "\r") {
 		t.Errorf("plain progress:\n%s", buf.String())
 	}
-	if p := newProgress(nil, "x", 1, 1); p != nil {
+	if p := newProgress(nil, nil, "x", 1, 1); p != nil {
 		t.Error("a nil writer gave a progress")
 	}
 	var none *progress
@@ -92,5 +92,20 @@ func TestIsTerminal(t *testing.T) {
 	defer w.Close()
 	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
 		t.Error("a pipe or a buffer taken for a terminal")
+	}
+}
+
+// TestProgressReports: a program that shows the progress its own way gets
+// each report as a value, and nothing is written.
+func TestProgressReports(t *testing.T) {
+	var got []ProgressReport
+	p := newProgress(nil, func(r ProgressReport) { got = append(got, r) }, "org/m", 2, 2000)
+	p.add(500)
+	p.draw()
+	p.add(1500)
+	p.finish(true)
+	if len(got) != 2 || got[0].Fraction() != 0.25 || got[0].Final || got[0].Files != 2 ||
+		!got[1].Final || !got[1].OK || got[1].Fraction() != 1 || !strings.HasPrefix(got[1].String(), "org/m  2.0 kB in ") {
+		t.Errorf("reports %+v", got)
 	}
 }

@@ -205,7 +205,7 @@ func (c *client) fetchAll(ctx context.Context, commit string, files []string, st
 	}
 	var prog *progress
 	if n > 0 {
-		prog = newProgress(c.opt.Progress, c.ref.String(), n, total)
+		prog = newProgress(c.opt.Progress, c.opt.OnProgress, c.ref.String(), n, total)
 	}
 	locks := filepath.Join(c.opt.cacheDir(), ".locks", c.ref.folder())
 	err = forEach(ctx, c.opt.parallel(), len(metas), func(ctx context.Context, i int) error {

@@ -7,9 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -44,26 +42,15 @@ type modelLoadedMsg struct {
 	err   error
 }
 
-// percentRE finds the percentage in the hub's progress lines.
-var percentRE = regexp.MustCompile(`(\d+(?:\.\d+)?)%`)
-
-// progressWriter turns the hub's progress output into messages; reports
+// reportProgress turns the hub's progress reports into messages; reports
 // the program has no time for are dropped.
-type progressWriter struct{ ch chan<- progressReportedMsg }
-
-func (w progressWriter) Write(p []byte) (int, error) {
-	for _, line := range strings.FieldsFunc(string(p), func(r rune) bool { return r == '\n' || r == '\r' }) {
-		msg := progressReportedMsg{line: strings.TrimSpace(line), percent: -1}
-		if m := percentRE.FindStringSubmatch(line); m != nil {
-			f, _ := strconv.ParseFloat(m[1], 64)
-			msg.percent = f / 100
-		}
+func reportProgress(ch chan<- progressReportedMsg) func(hub.ProgressReport) {
+	return func(r hub.ProgressReport) {
 		select {
-		case w.ch <- msg:
+		case ch <- progressReportedMsg{line: r.String(), percent: r.Fraction()}:
 		default:
 		}
 	}
-	return len(p), nil
 }
 
 // waitProgress waits for the next progress report (nil when the load is
@@ -89,15 +76,15 @@ func (m *Model) loadModel(name, label string) tea.Cmd {
 	ctx, opt, hopt := m.ctx, m.opt, m.hub
 	load := m.work(func() tea.Msg {
 		defer close(ch)
-		return openModel(ctx, name, label, opt, hopt, progressWriter{ch})
+		return openModel(ctx, name, label, opt, hopt, reportProgress(ch))
 	})
 	return tea.Batch(load, waitProgress(ch), m.status.spinner.Tick)
 }
 
 // openModel loads the model and starts a conversation and its controller
 // host.
-func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Options, progress progressWriter) modelLoadedMsg {
-	mod, err := conversation.Open(ctx, name, conversation.OpenOptions{Threads: opt.Config.Threads, Progress: progress, Hub: &hopt, NewBackend: opt.NewBackend})
+func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Options, progress func(hub.ProgressReport)) modelLoadedMsg {
+	mod, err := conversation.Open(ctx, name, conversation.OpenOptions{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend})
 	if err != nil {
 		return modelLoadedMsg{err: err}
 	}

@@ -73,18 +73,3 @@ func TestSanitize(t *testing.T) {
 		t.Errorf("sanitize = %q", got)
 	}
 }
-
-// TestProgressWriter reads the hub's progress lines.
-func TestProgressWriter(t *testing.T) {
-	ch := make(chan progressReportedMsg, 4)
-	w := progressWriter{ch}
-	w.Write([]byte("org/m: downloading 3 files, 2.5 GB\norg/m  1.2 GB / 2.5 GB   48%  20.0 MB/s  ETA 1m05s\r"))
-	close(ch)
-	var got []progressReportedMsg
-	for m := range ch {
-		got = append(got, m)
-	}
-	if len(got) != 2 || got[0].percent != -1 || got[1].percent != 0.48 || !strings.HasPrefix(got[1].line, "org/m  1.2 GB") {
-		t.Errorf("reports %+v", got)
-	}
-}
