@@ -51,6 +51,12 @@ type Cache interface {
 	// Import replaces the cache's contents with s, which the caller has
 	// checked against the model (ValidateKV).
 	Import(s *KVState) error
+	// Close frees the cache's memory (device memory, for a GPU backend);
+	// using the cache afterwards panics, and calling Close again does
+	// nothing. A cache dropped without Close is freed after garbage
+	// collection, but that is a safety net: device memory is not seen by
+	// Go's collector, so it may be held long after the cache is dropped.
+	Close() error
 }
 
 // KVState is a cache's used positions as plain tensors, for sessions: per

@@ -151,8 +151,9 @@ func (b *Backend) Close() error {
 }
 
 // NewCache implements engine.Backend. The cache's device buffers grow in
-// steps as positions are added; Close (or the backend's Close) frees them,
-// and a cache dropped without Close is freed after garbage collection.
+// steps as positions are added; the cache's Close (or the backend's)
+// frees them. A cleanup frees the buffers of a cache dropped without
+// Close after garbage collection, as a safety net only.
 func (b *Backend) NewCache(window int) (engine.Cache, error) {
 	if err := b.checks.Window(window); err != nil {
 		return nil, err

@@ -52,7 +52,9 @@ func (c *cache) Truncate(n int) {
 	c.n = n
 }
 
-// Close frees the device buffers; calling it again does nothing.
+// Close implements engine.Cache: it frees the device buffers at once (the
+// cleanup registered by NewCache only catches a cache dropped without
+// Close); calling it again does nothing.
 func (c *cache) Close() error {
 	if !c.closed {
 		c.closed = true

@@ -116,11 +116,13 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		seq := &engine.Sequence{Cache: cache}
 		start := time.Now()
 		if err := gen.Prefill(ctx, seq, prompt); err != nil {
+			cache.Close()
 			return err
 		}
 		prefill = append(prefill, float64(len(prompt))/time.Since(start).Seconds())
 		// Decode from a one-token prompt on top of the prefilled cache.
 		st, err := gen.Generate(ctx, seq, prompt[:1], func(engine.Event) error { return nil })
+		cache.Close() // the next run's cache must not share the memory
 		if err != nil {
 			return err
 		}

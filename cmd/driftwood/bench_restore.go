@@ -35,6 +35,7 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 	if err != nil {
 		return r, err
 	}
+	defer cache.Close()
 	vocab := l.Model.Config.VocabSize
 	gen := engine.NewGenerator(l.Backend, engine.NewSampler(engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}, vocab), vocab)
 	seq := &engine.Sequence{Cache: cache}
@@ -69,6 +70,7 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 	if err != nil {
 		return r, err
 	}
+	defer fresh.Close()
 	start = time.Now()
 	snap, err := sessions.Open(path)
 	if err != nil {

@@ -113,6 +113,7 @@ func oneToken(b engine.Backend, c *engine.Config, token int32) ([]float32, time.
 	if err != nil {
 		return nil, 0, err
 	}
+	defer cache.Close()
 	logits := make([]float32, c.VocabSize)
 	start := time.Now()
 	err = b.Forward(cache, []int32{token}, logits)

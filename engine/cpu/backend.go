@@ -158,6 +158,7 @@ func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) err
 	if !ok {
 		return fmt.Errorf("cpu: cache %T was not made by this backend", ec)
 	}
+	c.live()
 	all, err := b.checks.Forward(c, tokens, logits)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ type cache struct {
 	kvHeads, headDim int
 	block            int           // positions per block
 	k, v             [][][]float32 // per layer, per block
+	closed           bool
 }
 
 var _ engine.Cache = (*cache)(nil)
@@ -38,7 +39,22 @@ func (c *cache) kvDim() int  { return c.kvHeads * c.headDim }
 // capacity is how many positions the allocated blocks hold.
 func (c *cache) capacity() int { return len(c.k[0]) * c.block }
 
+// Close drops the blocks, so that their memory is freed even while the
+// cache is still referenced.
+func (c *cache) Close() error {
+	c.k, c.v, c.closed = nil, nil, true
+	return nil
+}
+
+// live panics when the cache is closed.
+func (c *cache) live() {
+	if c.closed {
+		panic("cpu: use of a closed cache")
+	}
+}
+
 func (c *cache) Truncate(n int) {
+	c.live()
 	if n < 0 || n > c.n {
 		panic(fmt.Sprintf("cpu cache: Truncate(%d) outside [0, %d]", n, c.n))
 	}
@@ -86,6 +102,7 @@ func (c *cache) each(blocks [][]float32, h, n int, f func(p int, s []float32)) {
 
 // Export copies the used positions out as (kv_heads, len, head_dim) f32.
 func (c *cache) Export() (*engine.KVState, error) {
+	c.live()
 	s := &engine.KVState{Len: c.n, KVHeads: c.kvHeads, HeadDim: c.headDim, DType: safetensors.F32,
 		K: make([][]byte, len(c.k)), V: make([][]byte, len(c.v))}
 	for l := range c.k {
@@ -109,6 +126,7 @@ func (c *cache) exportLayer(blocks [][]float32) []byte {
 // window, converting from s's dtype. Both layouts are head-major, so an
 // f32 state is copied a head at a time.
 func (c *cache) Import(s *engine.KVState) error {
+	c.live()
 	if err := c.checks.Import(c, s); err != nil {
 		return err
 	}
