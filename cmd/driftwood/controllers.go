@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/driftwoodlabs/driftwood/controllers"
@@ -87,10 +88,13 @@ type controllerSet struct {
 	rt     *controllers.Runtime
 	reg    *controllers.Registry
 	driver *controllers.Driver
+
+	mu    sync.Mutex
+	fault *controllers.Log // the first refusal or fault, nil when none
 }
 
 // newControllerSet starts the controller host for m; log lines and faults
-// go to errOut.
+// go to errOut, each line prefixed with the controller's name.
 func newControllerSet(m *conversation.Model, dir string, errOut io.Writer) (*controllerSet, error) {
 	if m.Tok == nil {
 		return nil, errors.New("controllers need the model's tokenizer.json")
@@ -101,10 +105,46 @@ func newControllerSet(m *conversation.Model, dir string, errOut io.Writer) (*con
 		rt.Close()
 		return nil, err
 	}
-	d := controllers.NewDriver(rt, controllers.NewVocab(m.Tok, m.Model.Config.VocabSize), controllers.NewKV(), reg, func(l controllers.Log) {
+	s := &controllerSet{rt: rt, reg: reg}
+	s.driver = controllers.NewDriver(rt, controllers.NewVocab(m.Tok, m.Model.Config.VocabSize), controllers.NewKV(), reg, func(l controllers.Log) {
+		if l.Fault {
+			s.mu.Lock()
+			if s.fault == nil {
+				s.fault = &l
+			}
+			s.mu.Unlock()
+		}
 		fmt.Fprintf(errOut, "[controller %s] %s\n", l.Controller, l.Text)
 	})
-	return &controllerSet{rt: rt, reg: reg, driver: d}, nil
+	return s, nil
+}
+
+// exitController is run's exit status when the reply was printed but a
+// requested controller was refused or switched off for part of it, so
+// that its constraint may not hold.
+const exitController = 3
+
+// controllerError is run's error for exitController.
+type controllerError struct{ controllers.Log }
+
+func (e *controllerError) Error() string {
+	return fmt.Sprintf("controller %s did not constrain the whole reply (exit status %d)", e.Controller, exitController)
+}
+
+// ExitCode is the process's exit status for e.
+func (e *controllerError) ExitCode() int { return exitController }
+
+// failure reports the first refusal or fault so far, or nil.
+func (s *controllerSet) failure() *controllerError {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fault == nil {
+		return nil
+	}
+	return &controllerError{*s.fault}
 }
 
 // use activates a controller by name or path.

@@ -64,6 +64,10 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(errOut, "driftwood %s: %v\n", args[0], err)
+		var coded interface{ ExitCode() int }
+		if errors.As(err, &coded) {
+			return coded.ExitCode()
+		}
 		return 1
 	}
 	return 0

@@ -146,7 +146,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	promptIDs := g.fs.String("prompt-ids", "", "prompt as comma-separated token ids (used as given, no BOS added)")
 	useChat := g.fs.Bool("chat", false, "wrap the prompt in the model's chat template")
 	system := g.fs.String("system", "", "system prompt (with --chat or a new session)")
-	asJSON := g.fs.Bool("json", false, "print one JSON object per token and a final stats object")
+	asJSON := g.fs.Bool("json", false, "print one JSON object per token and a final stats object (with controller_error when the controller was refused or switched off: exit status 3)")
 	ignoreEOS := g.fs.Bool("ignore-eos", false, "keep generating past end-of-turn tokens")
 	session := g.fs.String("session", "", "continue (or start) the named session: restore it, add the prompt, reply, save")
 	cont := g.fs.Bool("continue", false, "continue the most recent session")
@@ -191,7 +191,13 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 				return err
 			}
 		}
-		return runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: name, prompt: *prompt, system: *system}, out, errOut)
+		if err := runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: name, prompt: *prompt, system: *system}, out, errOut); err != nil {
+			return err
+		}
+		if fail := cs.failure(); fail != nil {
+			return fail
+		}
+		return nil
 	}
 	ids, err := promptTokens(l, *prompt, *promptIDs, *useChat, *system)
 	if err != nil {
@@ -220,7 +226,14 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return printStats(out, errOut, *asJSON, st, l)
+	fail := cs.failure()
+	if err := printStats(out, errOut, *asJSON, st, l, fail); err != nil {
+		return err
+	}
+	if fail != nil {
+		return fail // the reply is printed; the exit status tells scripts
+	}
+	return nil
 }
 
 // promptTokens turns the prompt flags into token ids.
@@ -326,15 +339,24 @@ type statsLine struct {
 		LoadSeconds  float64 `json:"load_s"`
 		Stop         string  `json:"stop"`
 		Backend      string  `json:"backend"`
+		// ControllerError is why the requested controller was refused or
+		// switched off during the reply ("NAME: reason"); absent when it
+		// constrained the whole reply.
+		ControllerError string `json:"controller_error,omitempty"`
 	} `json:"stats"`
 }
 
-func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *conversation.Model) error {
+// printStats prints the reply's stats; fail, when not nil, is the
+// controller's refusal or fault.
+func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *conversation.Model, fail *controllerError) error {
 	if asJSON {
 		var s statsLine
 		s.Stats.PromptTokens, s.Stats.PromptTPS = st.PromptTokens, st.PromptRate()
 		s.Stats.GenTokens, s.Stats.GenTPS = st.GenTokens, st.GenRate()
 		s.Stats.LoadSeconds, s.Stats.Stop, s.Stats.Backend = l.LoadTime.Seconds(), string(st.Reason), l.Backend.Name()
+		if fail != nil {
+			s.Stats.ControllerError = fail.Controller + ": " + fail.Text
+		}
 		return json.NewEncoder(out).Encode(s)
 	}
 	_, err := fmt.Fprintf(errOut, "prompt %d tokens, %.1f tok/s · reply %d tokens, %.1f tok/s · load %.2fs · stop: %s · %s\n",

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/internal/golden"
+)
+
+// probe writes a controller in WAT named name.wat: init is dw_init's body
+// and step dw_step's (a counter $steps is 1 at the first step); the data
+// segments are extra. It returns the file's path.
+func probe(t *testing.T, name, init, step, extra string) string {
+	t.Helper()
+	wat := `(module
+  (import "driftwood" "log" (func $log (param i32 i32)))
+  (memory (export "memory") 1)
+  (global $steps (mut i32) (i32.const 0))
+  (func (export "dw_abi_version") (result i32) (i32.const 2))
+  (func (export "dw_alloc") (param i32) (result i32) (i32.const 8192))
+  (func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_init") (param i32 i32) (result i32) ` + init + `)
+  (func (export "dw_begin") (param i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_step") (param i32 i32) (result i32)
+    (global.set $steps (i32.add (global.get $steps) (i32.const 1)))
+    ` + step + `)
+  ` + extra + `
+)`
+	path := filepath.Join(t.TempDir(), name+".wat")
+	if err := os.WriteFile(path, []byte(wat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runJSON runs `run --json` on the tiny model and returns the token lines,
+// the stats, stderr and the exit status.
+func runJSON(t *testing.T, args ...string) (tokens []tokenLine, st statsLine, errOut string, code int) {
+	t.Helper()
+	out, errOut, code := runCLI(t, append([]string{"run", "--model", golden.ModelDir("tiny-f32"), "--json", "--prompt", "Hello"}, args...)...)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, `{"stats"`) {
+			if err := json.Unmarshal([]byte(line), &st); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var tl tokenLine
+		if err := json.Unmarshal([]byte(line), &tl); err != nil {
+			t.Fatalf("bad line %q: %v", line, err)
+		}
+		tokens = append(tokens, tl)
+	}
+	return tokens, st, errOut, code
+}
+
+// TestRunReportsControllerFailure: when the requested controller is
+// refused or switched off, run still prints the whole reply, says why
+// once (the name is not repeated on a line), reports it in the --json
+// stats and exits with status 3, so that a script can tell its
+// constraint did not hold. A controller that constrained the whole
+// reply exits 0 with no controller_error.
+func TestRunReportsControllerFailure(t *testing.T) {
+	freshMachine(t)
+	msg := `(data (i32.const 100) "digits: want 0 to 9")`
+	for _, c := range []struct {
+		reason, init, step, want string
+		code                     int
+	}{
+		{"dw_init refuses its argument", "(call $log (i32.const 100) (i32.const 18)) (i32.const 1)", "(i32.const 0)", `digits: refused its argument "abc" (dw_init returned 1)`, 3},
+		{"a trap at the third step", "(i32.const 0)", "(if (i32.eq (global.get $steps) (i32.const 3)) (then unreachable)) (i32.const 0)", "digits: dw_step trapped (unreachable", 3},
+		{"no fault", "(i32.const 0)", "(i32.const 0)", "", 0},
+	} {
+		path := probe(t, "digits", c.init, c.step, msg)
+		tokens, st, errOut, code := runJSON(t, "--controller", path, "--controller-arg", "abc", "--max-tokens", "6")
+		if code != c.code || len(tokens) != 6 || st.Stats.GenTokens != 6 {
+			t.Errorf("%s: exit %d, %d tokens printed; want exit %d and the whole 6-token reply\n%s", c.reason, code, len(tokens), c.code, errOut)
+		}
+		if !strings.HasPrefix(st.Stats.ControllerError, c.want) || (c.want == "") != (st.Stats.ControllerError == "") {
+			t.Errorf("%s: controller_error %q, want it to start with %q", c.reason, st.Stats.ControllerError, c.want)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+			if strings.Count(line, "digits") > 1 {
+				t.Errorf("%s: %q names the controller more than once", c.reason, line)
+			}
+		}
+		if c.code != 0 && !strings.Contains(errOut, "exit status 3") {
+			t.Errorf("%s: stderr %q does not say why the exit status is 3", c.reason, errOut)
+		}
+	}
+	// Without --json: the reply is printed too.
+	path := probe(t, "digits", "(i32.const 1)", "(i32.const 0)", "")
+	out, _, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt-ids", "1,2,3", "--controller", path, "--max-tokens", "4")
+	if code != 3 || strings.TrimSpace(out) == "" {
+		t.Errorf("text: exit %d, reply %q; want 3 and the reply", code, out)
+	}
+}
+
+// TestRunForcedTokensWithinMaxTokens: with --max-tokens 3, a controller
+// that forces five tokens gives a three-token reply, stop max_tokens.
+func TestRunForcedTokensWithinMaxTokens(t *testing.T) {
+	freshMachine(t)
+	// FORCE (0x08), force_ptr 4096, force_len 5, at every step.
+	path := probe(t, "force5", "(i32.const 0)", "(i32.const 1024)", `
+  (data (i32.const 1024) "\08\00\00\00\00\00\00\00\00\00\00\00\00\10\00\00\05\00\00\00")
+  (data (i32.const 4096) "\28\00\00\00\29\00\00\00\2a\00\00\00\2b\00\00\00\2c\00\00\00")`)
+	tokens, st, errOut, code := runJSON(t, "--controller", path, "--max-tokens", "3")
+	if code != 0 || len(tokens) != 3 || st.Stats.GenTokens != 3 || st.Stats.Stop != "max_tokens" {
+		t.Errorf("exit %d, %d tokens printed, gen_tokens %d, stop %q; want 3 tokens and max_tokens\n%s", code, len(tokens), st.Stats.GenTokens, st.Stats.Stop, errOut)
+	}
+	for i, tl := range tokens {
+		if !tl.Forced || tl.ID != int32(40+i) {
+			t.Errorf("token %d: %+v, want forced %d", i, tl, 40+i)
+		}
+	}
+}
