@@ -8,13 +8,6 @@ import (
 	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
 )
 
-// Tolerances from testdata's README for float32 activations (which this
-// backend keeps, also for bf16/f16 weights and scales).
-const (
-	logitTol       = golden.LogitTol
-	incrementalTol = golden.IncrementalTol
-)
-
 // requireLibrary skips the test when libmlxc is not found the way
 // `driftwood doctor` finds it (CI has no library).
 func requireLibrary(t testing.TB) {
@@ -63,46 +56,16 @@ func (f *fixture) cache(t testing.TB) engine.Cache {
 
 var maxDiff = golden.MaxDiff
 
-func TestGoldenPromptLogits(t *testing.T) {
-	for _, name := range golden.Models {
-		t.Run(name, func(t *testing.T) {
-			f := load(t, name, Options{})
-			vocab := f.m.Config.VocabSize
-			ids := f.g.Prompt.IDs
-			logits := make([]float32, len(ids)*vocab)
-			if err := f.b.Forward(f.cache(t), ids, logits); err != nil {
-				t.Fatal(err)
-			}
-			var worst float64
-			for p := range ids {
-				d := maxDiff(logits[p*vocab:(p+1)*vocab], f.g.PromptLogits[p])
-				if d > logitTol {
-					t.Errorf("position %d: max |Δlogit| = %.2g > %g", p, d, logitTol)
-				}
-				worst = max(worst, d)
-			}
-			t.Logf("max |Δlogit| over %d positions: %.2g", len(ids), worst)
-		})
-	}
-}
-
-// TestGoldenGreedy decodes 24 tokens one at a time through the KV cache,
-// checking each token, each step's top-5 logits and the final logits, then
-// checks incremental decoding against a full recompute in one batch.
-func TestGoldenGreedy(t *testing.T) {
-	for _, name := range golden.Models {
-		t.Run(name, func(t *testing.T) {
-			f := load(t, name, Options{})
-			golden.CheckGreedy(t, f.b, func() engine.Cache { return f.cache(t) }, f.g, f.m.Config.VocabSize)
-		})
-	}
-}
-
-func TestGoldenChatPrompt(t *testing.T) {
-	f := load(t, "tiny-f32", Options{})
-	logits := make([]float32, f.m.Config.VocabSize)
-	if err := f.b.Forward(f.cache(t), f.g.Chat.IDs, logits); err != nil {
-		t.Fatal(err)
-	}
-	golden.CheckTop5(t, logits, f.g.Chat.NextTokenTop5)
+// TestConformance runs the backend contract's conformance check (golden
+// logits, greedy and incremental decoding, KV round trip, refused calls,
+// Close) on MLX's CPU device, where float32 meets the tolerances.
+func TestConformance(t *testing.T) {
+	requireLibrary(t)
+	golden.CheckBackend(t, func(t *testing.T, m *engine.Model) engine.Backend {
+		b, err := New(m, Options{Device: "cpu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
 }

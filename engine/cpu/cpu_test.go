@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -134,6 +133,9 @@ func mulAll(m matrix, x []float32, n int) []float32 {
 	return out
 }
 
+// TestKVExportImport checks what the conformance check cannot see: the
+// exported layout against the cache's own blocks, and that continuing
+// from an imported cache is bit-identical on this backend.
 func TestKVExportImport(t *testing.T) {
 	f := load(t, "tiny-hd32-f32", Options{})
 	vocab := f.m.Config.VocabSize
@@ -145,12 +147,6 @@ func TestKVExportImport(t *testing.T) {
 	s, err := c.Export()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := f.m.Config.ValidateKV(s, 512); err != nil {
-		t.Fatal(err)
-	}
-	if s.Len != len(ids) || s.KVHeads != 2 || s.HeadDim != 32 || len(s.K) != 3 {
-		t.Fatalf("exported %d positions, %d heads of %d, %d layers", s.Len, s.KVHeads, s.HeadDim, len(s.K))
 	}
 	// The exported layout is (kv_heads, len, head_dim): head 1's first
 	// position follows head 0's last.
@@ -169,36 +165,6 @@ func TestKVExportImport(t *testing.T) {
 	f.b.Forward(restored, []int32{next}, b)
 	if d := maxDiff(a, b); d != 0 {
 		t.Errorf("continuing from an imported cache differs by %g", d)
-	}
-	bad := *s
-	bad.K = bad.K[:2]
-	if err := f.m.Config.ValidateKV(&bad, 512); err == nil {
-		t.Error("a KV state with a missing layer validated")
-	}
-}
-
-func TestForwardErrors(t *testing.T) {
-	f := load(t, "tiny-f32", Options{})
-	vocab := f.m.Config.VocabSize
-	c, err := f.b.NewCache(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var full *engine.ContextFullError
-	if err := f.b.Forward(c, []int32{1, 2, 3, 4, 5}, make([]float32, vocab)); !errors.As(err, &full) {
-		t.Errorf("5 tokens in a window of 4: err = %v", err)
-	}
-	if c.Len() != 0 {
-		t.Errorf("a refused Forward changed the cache to %d positions", c.Len())
-	}
-	if err := f.b.Forward(c, []int32{int32(vocab)}, make([]float32, vocab)); err == nil || !strings.Contains(err.Error(), "(vocab_size in "+golden.ModelDir("tiny-f32")) {
-		t.Errorf("a token id outside the vocabulary: err = %v, want it refused naming config.json", err)
-	}
-	if err := f.b.Forward(c, []int32{1}, make([]float32, 3)); err == nil {
-		t.Error("a logits buffer of the wrong size was accepted")
-	}
-	if _, err := f.b.NewCache(1 << 20); err == nil {
-		t.Error("a window beyond max_position_embeddings was accepted")
 	}
 }
 
