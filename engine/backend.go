@@ -4,7 +4,8 @@
 // per-step hook through which a controller restricts what comes next.
 //
 // engine knows nothing above it (TUI, controllers, sessions); backends
-// (engine/cpu, mlxbridge) implement its interfaces.
+// (engine/cpu, mlxbridge) implement its interfaces and call Checks, the
+// argument checks the contract shares.
 package engine
 
 import (

@@ -1,6 +1,8 @@
 // Package golden reads the golden reference data of the test models in
 // testdata/models (golden.json.gz, computed by an independent float64
-// reference), for the tests of every backend and of the CLI.
+// reference), for the tests of every backend and of the CLI, and holds
+// the conformance check of the engine.Backend contract that every
+// backend's tests call (CheckBackend).
 package golden
 
 import (
