@@ -426,3 +426,48 @@ func TestForcedTokensCountAgainstTheLimit(t *testing.T) {
 		t.Errorf("sequence holds %d tokens, cache %d: want them equal, at most the prompt and the 3 kept", len(seq.Tokens), seq.Cache.Len())
 	}
 }
+
+// TestLogLinesAreTheGuests: a guest's log text cannot pass for the
+// host's. A '\n' in a log call starts a new line that is a Log of its own
+// (so whoever shows it prefixes the controller's name again; it printed a
+// second, unprefixed line before), control characters such as ESC and CR
+// are shown escaped, and a message is cut at maxLogLine bytes. Output on
+// stdout gets the same treatment.
+func TestLogLinesAreTheGuests(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	long := maxLogLine + 500
+	wat := strings.Replace(watModule(`(call $log (i32.const 700) (i32.const 25))
+    (local.set 0 (i32.mul (memory.grow (i32.const 1)) (i32.const 65536))) ;; a fresh page
+    (memory.fill (local.get 0) (i32.const 97) (i32.const `+fmt.Sprint(long)+`))
+    (call $log (local.get 0) (i32.const `+fmt.Sprint(long)+`))
+    (drop (call $fd_write (i32.const 1) (i32.const 760) (i32.const 1) (i32.const 768)))
+    (i32.const 0)`, "(i32.const 0)", `
+  (data (i32.const 700) "one\0a[driftwood] two\1b[2J\0d\0a")
+  (data (i32.const 740) "out\0dline\0a")
+  (data (i32.const 760) "\e4\02\00\00\09\00\00\00")`), "(module", `(module (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))`, 1)
+	d.Use(h.load(t, "talk", wat), "")
+	h.reply(t, d, nil, 1, 0, nil)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var texts []string
+	for _, l := range h.logs {
+		texts = append(texts, l.Text)
+	}
+	if len(texts) != 4 {
+		for i := range texts {
+			texts[i] = texts[i][:min(len(texts[i]), 80)]
+		}
+		t.Fatalf("logs %q, want 4 lines", texts)
+	}
+	if want := []string{"one", `[driftwood] two\x1b[2J\x0d`}; !slices.Equal(texts[:2], want) {
+		t.Errorf("a log call with newlines and escapes gave %q, want %q", texts[:2], want)
+	}
+	if n := len(texts[2]); n > maxLogLine+len("…") || !strings.HasSuffix(texts[2], "…") || !strings.HasPrefix(texts[2], "aaaa") {
+		t.Errorf("a %d-byte message gave a line of %d bytes (%q…), want at most %d, marked cut", long, n, texts[2][:min(n, 20)], maxLogLine)
+	}
+	if texts[3] != `out\x0dline` {
+		t.Errorf("stdout line %q, want the CR escaped", texts[3])
+	}
+}

@@ -80,9 +80,12 @@ func (rt *Runtime) newLinker(mod *wasmtime.Module) (*wasmtime.Linker, error) {
 	return l, nil
 }
 
+// hostLog passes on a log call's text, at most its first 4 × maxLogLine
+// bytes (a line is never shown longer than maxLogLine).
 func hostLog(c *wasmtime.Caller, ptr, n int32) {
 	if b := span(guestMemory(c), ptr, n); b != nil {
-		state(c).log(string(b))
+		const most = 4 * maxLogLine
+		state(c).logMessage(b[:min(len(b), most)], len(b) > most)
 	}
 }
 

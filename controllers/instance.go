@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
@@ -18,7 +21,7 @@ import (
 // Result-record limits beyond the ABI's layout.
 const (
 	maxForce    = 4096 // forced tokens in one step
-	maxLogLine  = 4096 // bytes of one captured output line
+	maxLogLine  = 1024 // bytes of one log line as shown (ABI.md)
 	knownFlags  = sdk.FlagMask | sdk.FlagStop | sdk.FlagTemperature | sdk.FlagForce | sdk.FlagBacktrack
 	minTokenBuf = 1024
 )
@@ -31,32 +34,88 @@ type instanceState struct {
 	rng   *rand.ChaCha8
 	clock uint64
 	line  []byte // output not yet ended by a newline
+	cut   bool   // line lost bytes past maxLogLine
 	logf  func(string)
 }
 
-func (s *instanceState) log(msg string) {
-	if s.logf != nil {
-		s.logf(msg)
+// logMessage passes on the text of one log call: each '\n' in it starts
+// a line of its own (a trailing one ends the last). cut says the call's
+// text was longer than b.
+func (s *instanceState) logMessage(b []byte, cut bool) {
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break
+		}
+		s.logLine(b[:i], false)
+		if b = b[i+1:]; len(b) == 0 && !cut {
+			return
+		}
 	}
+	s.logLine(b, cut)
+}
+
+// logLine passes on one line of the guest's text, made safe to show: see
+// showable. cut says the guest's line was longer than what b holds.
+func (s *instanceState) logLine(b []byte, cut bool) {
+	if s.logf != nil {
+		s.logf(showable(b, cut))
+	}
+}
+
+// showable returns b as one line that cannot pass for the host's output:
+// invalid UTF-8 replaced, control and line-separating characters escaped
+// (\x1b, \u2028), at most maxLogLine bytes; a line cut short (or cut
+// already) ends in "…".
+func showable(b []byte, cut bool) string {
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		piece := string(b[:size])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			piece = "\uFFFD"
+		case r == '\t':
+		case r < 0x20 || r == 0x7f:
+			piece = fmt.Sprintf(`\x%02x`, r)
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069'):
+			piece = fmt.Sprintf(`\u%04x`, r)
+		}
+		if sb.Len()+len(piece) > maxLogLine {
+			cut = true
+			break
+		}
+		sb.WriteString(piece)
+		b = b[size:]
+	}
+	if cut {
+		sb.WriteString("…")
+	}
+	return sb.String()
 }
 
 // write collects stdout/stderr bytes into lines.
 func (s *instanceState) write(b []byte) {
 	for len(b) > 0 {
-		i := 0
-		for i < len(b) && b[i] != '\n' {
-			i++
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			i = len(b)
 		}
-		if room := maxLogLine - len(s.line); room > 0 {
-			s.line = append(s.line, b[:min(i, room)]...)
-		}
+		room := maxLogLine - len(s.line)
+		s.line = append(s.line, b[:min(i, room)]...)
+		s.cut = s.cut || i > room
 		if i == len(b) {
 			return
 		}
-		s.log(string(s.line))
-		s.line = s.line[:0]
+		s.flush()
 		b = b[i+1:]
 	}
+}
+
+// flush logs the output line collected so far, if any.
+func (s *instanceState) flush() {
+	s.logLine(s.line, s.cut)
+	s.line, s.cut = s.line[:0], false
 }
 
 // instance is one running controller.
@@ -133,7 +192,7 @@ func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*insta
 // instance is closed.
 func (in *instance) start(arg string, kv *KV, logf func(string)) error {
 	in.state.kv, in.state.logf = kv, logf
-	in.state.line = in.state.line[:0] // what a background dw_load left unfinished
+	in.state.line, in.state.cut = in.state.line[:0], false // what a background dw_load left unfinished
 	deadline := time.Now().Add(in.limits.InitTime)
 	argPtr, err := in.put([]byte(arg), in.limits.InitTime)
 	if err == nil {
@@ -196,8 +255,7 @@ func (in *instance) fault(name string, err error) error {
 		}
 	}
 	if len(in.state.line) > 0 { // an unfinished last line is often the panic message
-		in.state.log(string(in.state.line))
-		in.state.line = in.state.line[:0]
+		in.state.flush()
 	}
 	return fmt.Errorf("controller %s: %s %s", in.mod.Name, name, reason)
 }
