@@ -52,15 +52,17 @@ func testControllers() map[string]string {
   (func (export "dw_init") (param i32 i32) (result i32)
     (call $log (i32.const 700) (i32.const 9)) (i32.const 0))
   (func (export "dw_step") (param i32 i32) (result i32) (i32.const 1024)))`,
-		// bang forces "!" (id 0) eight times, then stops the reply.
+		// bang forces "!" (id 0) and allows only "!" after it, four steps
+		// (eight tokens), then stops the reply.
 		"bang": `(module` + watPrelude + `
-  (data (i32.const 1024) "\08\00\00\00\00\00\00\00\00\00\00\00\00\10\00\00\01\00\00\00")
+  (data (i32.const 1024) "\09\00\00\00\00\08\00\00\00\00\00\00\00\10\00\00\01\00\00\00")
   (data (i32.const 1056) "\02\00\00\00")
+  (data (i32.const 2048) "\01")
   (data (i32.const 4096) "\00\00\00\00")
   (func (export "dw_init") (param i32 i32) (result i32) (i32.const 0))
   (func (export "dw_step") (param i32 i32) (result i32)
     (global.set $steps (i32.add (global.get $steps) (i32.const 1)))
-    (if (result i32) (i32.le_u (global.get $steps) (i32.const 8))
+    (if (result i32) (i32.le_u (global.get $steps) (i32.const 4))
       (then (i32.const 1024)) (else (i32.const 1056)))))`,
 		// trap faults at its first step.
 		"trap": `(module` + watPrelude + `
