@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
 // goroutineID is the running goroutine's number, from its stack header.
@@ -129,25 +131,14 @@ func TestOwnership(t *testing.T) {
 	if frees := len(f.callsNamed("mlx_array_free")); frees != 2 {
 		t.Errorf("Free twice: %d frees in all, want 2 (idempotent)", frees)
 	}
-	mustPanic(t, "use of a freed Array", func() {
+	golden.MustPanic(t, "use of a freed Array", func() {
 		lib.Do(func(t *Thread) error { t.Use(t.DefaultStream(CPU)); t.Add(kept, kept); return nil })
 	})
-	mustPanic(t, "outside Lib.Do", func() { th.Zeros([]int{1}, Float32) })
-	mustPanic(t, "no stream", func() {
+	golden.MustPanic(t, "outside Lib.Do", func() { th.Zeros([]int{1}, Float32) })
+	golden.MustPanic(t, "no stream", func() {
 		lib.Do(func(t *Thread) error { t.Zeros([]int{1}, Float32); return nil })
 	})
 	if err := lib.Do(func(*Thread) error { return nil }); err != nil {
 		t.Errorf("the dispatcher must survive a panic: %v", err)
 	}
-}
-
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		p := recover()
-		if s, _ := p.(string); !strings.Contains(s, want) {
-			t.Errorf("panic %v, want one saying %q", p, want)
-		}
-	}()
-	f()
 }
