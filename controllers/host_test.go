@@ -471,3 +471,38 @@ func TestLogLinesAreTheGuests(t *testing.T) {
 		t.Errorf("stdout line %q, want the CR escaped", texts[3])
 	}
 }
+
+// TestStoreIsTheConversations pins the store's scope (ABI.md, The
+// key-value store): one store per conversation, shared by every
+// controller used in it, with NAME/ keys by convention. Controller a
+// writes "a/said"; after a switch, controller b reads it (and constrains
+// the reply to 7s only when it finds it), and the store still holds it.
+func TestStoreIsTheConversations(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	imports := `(module
+  (import "driftwood" "kv_set" (func $kv_set (param i32 i32 i32 i32) (result i32)))
+  (import "driftwood" "kv_get" (func $kv_get (param i32 i32 i32 i32) (result i32)))`
+	a := strings.Replace(watModule("(i32.const 0)", `
+    (drop (call $kv_set (i32.const 700) (i32.const 6) (i32.const 710) (i32.const 2)))
+    (i32.const 0)`, `
+  (data (i32.const 700) "a/said")
+  (data (i32.const 710) "hi")`), "(module", imports, 1)
+	b := strings.Replace(watModule("(i32.const 0)", `
+    (if (result i32) (i32.eq (call $kv_get (i32.const 700) (i32.const 6) (i32.const 720) (i32.const 8)) (i32.const 2))
+      (then (i32.const 1024)) (else (i32.const 0)))`, `
+  (data (i32.const 700) "a/said")
+  (data (i32.const 1024) "\01\00\00\00\00\08\00\00")
+  (data (i32.const 2048) "`+le32(1<<7)+`")`), "(module", imports, 1)
+	d.Use(h.load(t, "a", a), "")
+	_, _, seq := h.reply(t, d, nil, 3, 1.5, nil)
+	d.Use(h.load(t, "b", b), "")
+	reply, _, _ := h.reply(t, d, seq, 4, 1.5, nil) // the next turn
+	if !slices.Equal(reply, []int32{7, 7, 7, 7}) {
+		t.Errorf("b's reply %v: want four 7s, b having read a's key", reply)
+	}
+	if v, ok := d.KV().Get("a/said"); !ok || string(v) != "hi" {
+		t.Errorf("the store lost a's key after the switch: %q %v", v, ok)
+	}
+}
