@@ -26,9 +26,7 @@ type Host interface {
 	// Log shows a line to the user.
 	Log(msg string)
 	// KVGet returns the value of key in the conversation's key-value
-	// store, and whether it is present. The store is shared by every
-	// controller used in the conversation: keep private state under
-	// "NAME/" keys (ABI.md).
+	// store, and whether it is present.
 	KVGet(key string) ([]byte, bool)
 	// KVSet sets key; false when over the store's limits.
 	KVSet(key string, val []byte) bool
