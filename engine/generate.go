@@ -264,7 +264,7 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 				return finish("", err)
 			}
 		}
-		force := d.Force[:min(len(d.Force), limit-st.GenTokens)]
+		force := d.Force[:min(len(d.Force), max(0, limit-st.GenTokens))]
 		for _, tok := range force {
 			st.GenTokens++
 			if err := emit(Event{Token: tok, Forced: true}); err != nil {
