@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -69,20 +68,18 @@ func TestBadFiles(t *testing.T) {
 func TestManyUnknownKeysAreRefusedQuickly(t *testing.T) {
 	// 20,000 unknown keys (~200 KB) took 26 s, 10,000 about 7 s: the
 	// strict decoder described every one, each time scanning the document
-	// for its line.
+	// for its line. Parsing now stops at the first unknown key, which is
+	// what keeps the work linear: so the rest of the document, a broken
+	// line at its end included, is never looked at.
 	var b strings.Builder
 	b.WriteString("model = \"x\"\n")
 	for i := range 10000 {
 		fmt.Fprintf(&b, "k%d = 1\n", i)
 	}
+	b.WriteString("[[[ not toml\n")
 	c := Default()
-	start := time.Now()
-	err := Parse([]byte(b.String()), &c)
-	if err == nil || err.Error() != `2: unknown key "k0"` {
-		t.Errorf("err = %v, want the first unknown key with its line", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("refusing 10,000 unknown keys took %v", d)
+	if err := Parse([]byte(b.String()), &c); err == nil || err.Error() != `2: unknown key "k0"` {
+		t.Errorf("err = %v, want the first unknown key with its line, before anything after it", err)
 	}
 }
 
