@@ -97,6 +97,12 @@ func TestRunReportsControllerFailure(t *testing.T) {
 	if code != 3 || strings.TrimSpace(out) == "" {
 		t.Errorf("text: exit %d, reply %q; want 3 and the reply", code, out)
 	}
+	// In a session too: the turn is saved, and the status says the
+	// constraint did not hold.
+	out, errOut, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "Hello", "--session", "s", "--sessions-dir", t.TempDir(), "--controller", path, "--max-tokens", "4")
+	if code != 3 || strings.TrimSpace(out) == "" || !strings.Contains(errOut, "saved session s") {
+		t.Errorf("session: exit %d, reply %q, stderr %q; want 3, the reply and the session saved", code, out, errOut)
+	}
 }
 
 // TestRunForcedTokensWithinMaxTokens: with --max-tokens 3, a controller
