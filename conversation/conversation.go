@@ -94,6 +94,10 @@ func (c *Conversation) reset() error {
 	return nil
 }
 
+// Close frees the conversation's KV cache (on MLX, device memory); the
+// conversation is not used after it.
+func (c *Conversation) Close() { c.seq.Cache.Close() }
+
 // Messages is the transcript (the system message first, if any).
 func (c *Conversation) Messages() []chat.Message { return c.messages }
 

@@ -100,9 +100,6 @@ func (c *Conversation) Restore(snap *sessions.Snapshot) error {
 	if err := snap.CheckModel(c.m.Model, c.m.Tok.Fingerprint(), c.opt.Window); err != nil {
 		return err
 	}
-	if err := c.m.Model.Config.ValidateKV(snap.KV, c.seq.Cache.Window()); err != nil {
-		return err
-	}
 	if err := c.restoreControllerKV(snap.Meta); err != nil {
 		return err
 	}

@@ -414,6 +414,7 @@ func (m *Model) Close() (saved string, err error) {
 		}
 	}
 	m.keepClaim(nil)
+	m.conv.Close()
 	m.host.close()
 	m.model.Close()
 	m.conv, m.host, m.model = nil, nil, nil

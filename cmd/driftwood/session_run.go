@@ -38,6 +38,7 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 	if err != nil {
 		return err
 	}
+	defer conv.Close()
 	// Hold the session from before it is read until after it is saved,
 	// so that a turn made meanwhile by another process is never lost.
 	claim, err := r.store.ClaimWait(ctx, r.name, sessionPatience, func(b *sessions.BusyError) {
