@@ -106,14 +106,11 @@ func BenchmarkWasmStep(b *testing.B) {
 				seq = seq[:len(seq)-min(dir.Backtrack, len(seq)-replyStart)]
 				seq = append(seq, dir.Force...)
 				next := int32(-1)
-				if !dir.Stop && len(dir.Force) == 0 {
-					next = pick(rng, dir)
+				if !dir.Stop {
+					next = pick(rng, dir) // after the forced tokens, in the same step (ABI.md)
 				}
 				if next >= 0 && next != eot && len(seq)-replyStart < maxReply {
 					seq = append(seq, next)
-					continue
-				}
-				if len(dir.Force) > 0 && !dir.Stop && len(seq)-replyStart < maxReply {
 					continue
 				}
 				seq = append(seq, turn...) // the reply ends; the next one starts
