@@ -22,6 +22,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+	"github.com/driftwoodlabs/driftwood/internal/xdg"
 )
 
 // DefaultModel is the model offered on first run: Llama 3.2 1B Instruct in
@@ -59,17 +60,7 @@ func Default() Config {
 
 // Path is the configuration file's location:
 // $XDG_CONFIG_HOME/driftwood/config.toml, by default under ~/.config.
-func Path() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "."
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "driftwood", "config.toml")
-}
+func Path() string { return xdg.Config("config.toml") }
 
 // Load reads the file at path over the defaults. A missing file gives the
 // defaults and no error.

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/driftwoodlabs/driftwood/internal/xdg"
 )
 
 // ext is a session file's extension.
@@ -18,17 +20,7 @@ const ext = ".safetensors"
 
 // DefaultDir is $XDG_DATA_HOME/driftwood/sessions, by default under
 // ~/.local/share.
-func DefaultDir() string {
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "."
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "driftwood", "sessions")
-}
+func DefaultDir() string { return xdg.Data("sessions") }
 
 // Store is a folder of named sessions.
 type Store struct {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
+	"github.com/driftwoodlabs/driftwood/internal/xdg"
 )
 
 // historyLimit is how many inputs the history keeps.
@@ -18,17 +19,7 @@ const historyLimit = 1000
 
 // DefaultHistoryFile is $XDG_STATE_HOME/driftwood/history, by default
 // under ~/.local/state.
-func DefaultHistoryFile() string {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "."
-		}
-		dir = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(dir, "driftwood", "history")
-}
+func DefaultHistoryFile() string { return xdg.State("history") }
 
 // history is the inputs sent so far, browsed with Up and Down, and kept
 // in a file (one JSON string per line, so that multi-line inputs survive)
