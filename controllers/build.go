@@ -7,26 +7,15 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/controllers/internal/wasmbuild"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+	"github.com/driftwoodlabs/driftwood/internal/xdg"
 )
 
 // DefaultDir is where controllers are looked up by name:
 // $XDG_DATA_HOME/driftwood/controllers (by default under ~/.local/share).
-func DefaultDir() string { return xdgDir("XDG_DATA_HOME", ".local/share", "controllers") }
+func DefaultDir() string { return xdg.Data("controllers") }
 
 // DefaultCacheDir holds compiled modules: $XDG_CACHE_HOME/driftwood/wasm.
-func DefaultCacheDir() string { return xdgDir("XDG_CACHE_HOME", ".cache", "wasm") }
-
-func xdgDir(env, fallback, leaf string) string {
-	dir := os.Getenv(env)
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "."
-		}
-		dir = filepath.Join(home, fallback)
-	}
-	return filepath.Join(dir, "driftwood", leaf)
-}
+func DefaultCacheDir() string { return xdg.Cache("wasm") }
 
 // Build compiles the Go controllers under src (one folder with a main
 // package each, e.g. controllers/examples/regex) to Wasm with the Go
