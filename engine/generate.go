@@ -117,6 +117,13 @@ func (s Stats) PromptRate() float64 { return rate(s.PromptTokens, s.PromptDurati
 // taken back too (they were decoded).
 func (s Stats) GenRate() float64 { return rate(s.GenTokens+s.TakenBack, s.GenDuration) }
 
+// String is the reply's figures on one line, as the CLI prints them:
+// "prompt 43 tokens, 512.0 tok/s · reply 12 tokens, 30.1 tok/s · stop: eos".
+func (s Stats) String() string {
+	return fmt.Sprintf("prompt %d tokens, %.1f tok/s · reply %d tokens, %.1f tok/s · stop: %s",
+		s.PromptTokens, s.PromptRate(), s.GenTokens, s.GenRate(), s.Reason)
+}
+
 func rate(n int, d time.Duration) float64 {
 	if d <= 0 {
 		return 0

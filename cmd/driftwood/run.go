@@ -359,7 +359,6 @@ func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *conversa
 		}
 		return json.NewEncoder(out).Encode(s)
 	}
-	_, err := fmt.Fprintf(errOut, "prompt %d tokens, %.1f tok/s · reply %d tokens, %.1f tok/s · load %.2fs · stop: %s · %s\n",
-		st.PromptTokens, st.PromptRate(), st.GenTokens, st.GenRate(), l.LoadTime.Seconds(), st.Reason, l.Backend.Name())
+	_, err := fmt.Fprintf(errOut, "%v · load %.2fs · %s\n", st, l.LoadTime.Seconds(), l.Backend.Name())
 	return err
 }

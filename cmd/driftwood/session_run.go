@@ -66,9 +66,7 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 	if err := conv.Save(claim); err != nil {
 		return err
 	}
-	st := reply.Stats
-	fmt.Fprintf(errOut, "prompt %d tokens, %.1f tok/s · reply %d tokens, %.1f tok/s · stop: %s · saved session %s (%d tokens)\n",
-		st.PromptTokens, st.PromptRate(), st.GenTokens, st.GenRate(), st.Reason, r.name, conv.Tokens())
+	fmt.Fprintf(errOut, "%v · saved session %s (%d tokens)\n", reply.Stats, r.name, conv.Tokens())
 	return nil
 }
 
