@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
@@ -412,5 +413,12 @@ func TestGenerateForcedTokensWithinLimits(t *testing.T) {
 		case seq.Cache.Len() != len(seq.Tokens) || len(seq.Tokens) > c.window:
 			t.Errorf("%s: cache %d, sequence %d, window %d", c.reason, seq.Cache.Len(), len(seq.Tokens), c.window)
 		}
+	}
+}
+
+func TestStatsString(t *testing.T) {
+	st := engine.Stats{PromptTokens: 40, PromptDuration: 2 * time.Second, GenTokens: 9, TakenBack: 1, GenDuration: time.Second, Reason: engine.StopEOS}
+	if got, want := st.String(), "prompt 40 tokens, 20.0 tok/s · reply 9 tokens, 10.0 tok/s · stop: eos"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
 	}
 }
