@@ -276,7 +276,7 @@ func (m *Model) runLoad(name string) tea.Cmd {
 // openControllerPicker lists the controllers to switch to.
 func (m *Model) openControllerPicker() tea.Cmd {
 	var items []pickItem
-	for _, e := range m.host.reg.List() {
+	for _, e := range m.host.Registry.List() {
 		if e.Used { // a file that overrides a shipped controller hides it
 			items = append(items, pickItem{title: e.Name, desc: e.Source(), value: e.Name})
 		}

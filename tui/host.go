@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"errors"
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
@@ -14,31 +13,22 @@ import (
 // more are dropped (and counted) rather than slowing the reply down.
 const logBuffer = 256
 
-// controllerHost is the conversation's controller machinery: the Wasm
-// runtime, the registry of controller files and the driver in the decode
-// loop, whose log lines go to a channel the program reads.
+// controllerHost is the conversation's controller machinery
+// (controllers.Host), whose log lines go to a channel the program reads.
 type controllerHost struct {
-	rt      *controllers.Runtime
-	reg     *controllers.Registry
-	driver  *controllers.Driver
+	*controllers.Host
 	logs    chan controllers.Log
 	dropped atomic.Int64
 }
 
 // newControllerHost starts the controllers for model m.
 func newControllerHost(m *conversation.Model, dirs []string, cache string) (*controllerHost, error) {
-	if m.Tok == nil {
-		return nil, errors.New("controllers need the model's tokenizer.json")
-	}
-	rt := controllers.NewRuntime(controllers.DefaultLimits(), cache)
-	reg, err := controllers.NewRegistry(rt, dirs...)
+	h := &controllerHost{logs: make(chan controllers.Log, logBuffer)}
+	host, err := controllers.NewHost(m.Tok, m.Model.Config.VocabSize, controllers.HostOptions{Dirs: dirs, CacheDir: cache, Log: h.log})
 	if err != nil {
-		rt.Close()
 		return nil, err
 	}
-	h := &controllerHost{rt: rt, reg: reg, logs: make(chan controllers.Log, logBuffer)}
-	vocab := controllers.NewVocab(m.Tok, m.Model.Config.VocabSize)
-	h.driver = controllers.NewDriver(rt, vocab, controllers.NewKV(), reg, h.log)
+	h.Host = host
 	return h, nil
 }
 
@@ -74,18 +64,14 @@ func (h *controllerHost) waitLog(done <-chan struct{}) tea.Cmd {
 // names lists the controllers found.
 func (h *controllerHost) names() []string {
 	var out []string
-	for _, e := range h.reg.List() {
+	for _, e := range h.Registry.List() {
 		out = append(out, e.Name)
 	}
 	return out
 }
 
-// close stops the driver, the registry and the runtime, in that order.
-func (h *controllerHost) close() {
-	h.driver.Close()
-	h.reg.Close()
-	h.rt.Close()
-}
+// close stops the controllers.
+func (h *controllerHost) close() { h.Close() }
 
 // controllerCompiledMsg carries a compiled controller to switch to.
 type controllerCompiledMsg struct {
@@ -98,7 +84,7 @@ type controllerCompiledMsg struct {
 // cold compile takes a second or so.
 func (h *controllerHost) get(name, arg string) tea.Cmd {
 	return func() tea.Msg {
-		mod, err := h.reg.Get(name)
+		mod, err := h.Registry.Get(name)
 		return controllerCompiledMsg{name: name, arg: arg, mod: mod, err: err}
 	}
 }

@@ -31,7 +31,7 @@ func (m *Model) showText() string {
 		maxTokens = thousands(n)
 	}
 	controller := "none"
-	if name, arg := m.host.driver.Active(); name != "" {
+	if name, arg := m.host.Driver.Active(); name != "" {
 		controller = name
 		if arg != "" {
 			controller += " " + arg

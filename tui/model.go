@@ -351,7 +351,7 @@ func (m *Model) onControllerReady(msg controllerCompiledMsg) {
 		m.fail(msg.err)
 		return
 	}
-	m.host.driver.Use(msg.mod, msg.arg)
+	m.host.Driver.Use(msg.mod, msg.arg)
 	m.dirty = true
 	text := "controller " + msg.name + " on"
 	if m.reply != nil {

@@ -193,10 +193,10 @@ func restoreSession(conv *conversation.Conversation, host *controllerHost, claim
 	}
 	msg.took, msg.tokens = time.Since(start), conv.Tokens()
 	if snap.Meta.Controller == nil {
-		host.driver.Off()
+		host.Driver.Off()
 		return msg
 	}
-	res := conv.ResumeController(host.reg.Get)
+	res := conv.ResumeController(host.Registry.Get)
 	msg.controller, msg.controllerErr = res.Name, res.Err
 	switch {
 	case res.Err != nil:

@@ -13,7 +13,7 @@ import (
 
 func runController(m *Model, c command) tea.Cmd {
 	if c.arg(0) == "off" {
-		m.host.driver.Off()
+		m.host.Driver.Off()
 		m.dirty = true
 		m.say("controller off")
 		return nil

@@ -103,7 +103,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		if err := cs.use(cf.name, cf.arg); err != nil {
 			return err
 		}
-		hook = cs.driver
+		hook = cs.Driver
 	}
 	var prefill, decode, first, wait []float64
 	for r := 0; r < *runs; r++ {

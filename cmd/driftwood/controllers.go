@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -85,9 +84,7 @@ func (c *controllerFlags) register(fs *flag.FlagSet) {
 
 // controllerSet is a running controller host for one model.
 type controllerSet struct {
-	rt     *controllers.Runtime
-	reg    *controllers.Registry
-	driver *controllers.Driver
+	*controllers.Host
 
 	mu    sync.Mutex
 	fault *controllers.Log // the first refusal or fault, nil when none
@@ -96,17 +93,8 @@ type controllerSet struct {
 // newControllerSet starts the controller host for m; log lines and faults
 // go to errOut, each line prefixed with the controller's name.
 func newControllerSet(m *conversation.Model, dir string, errOut io.Writer) (*controllerSet, error) {
-	if m.Tok == nil {
-		return nil, errors.New("controllers need the model's tokenizer.json")
-	}
-	rt := controllers.NewRuntime(controllers.DefaultLimits(), controllers.DefaultCacheDir())
-	reg, err := controllers.NewRegistry(rt, dir)
-	if err != nil {
-		rt.Close()
-		return nil, err
-	}
-	s := &controllerSet{rt: rt, reg: reg}
-	s.driver = controllers.NewDriver(rt, controllers.NewVocab(m.Tok, m.Model.Config.VocabSize), controllers.NewKV(), reg, func(l controllers.Log) {
+	s := &controllerSet{}
+	host, err := controllers.NewHost(m.Tok, m.Model.Config.VocabSize, controllers.HostOptions{Dirs: []string{dir}, CacheDir: controllers.DefaultCacheDir(), Log: func(l controllers.Log) {
 		if l.Fault {
 			s.mu.Lock()
 			if s.fault == nil {
@@ -115,7 +103,11 @@ func newControllerSet(m *conversation.Model, dir string, errOut io.Writer) (*con
 			s.mu.Unlock()
 		}
 		fmt.Fprintf(errOut, "[controller %s] %s\n", l.Controller, l.Text)
-	})
+	}})
+	if err != nil {
+		return nil, err
+	}
+	s.Host = host
 	return s, nil
 }
 
@@ -149,16 +141,10 @@ func (s *controllerSet) failure() *controllerError {
 
 // use activates a controller by name or path.
 func (s *controllerSet) use(name, arg string) error {
-	mod, err := s.reg.Get(name)
+	mod, err := s.Registry.Get(name)
 	if err != nil {
 		return err
 	}
-	s.driver.Use(mod, arg)
+	s.Driver.Use(mod, arg)
 	return nil
-}
-
-func (s *controllerSet) Close() {
-	s.driver.Close()
-	s.reg.Close()
-	s.rt.Close()
 }

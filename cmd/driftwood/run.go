@@ -214,7 +214,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		gen.StopTokens = l.StopTokens()
 	}
 	if cs != nil {
-		gen.Hook = cs.driver
+		gen.Hook = cs.Driver
 	}
 	p := newPrinter(l, out, *asJSON)
 	seq := &engine.Sequence{Cache: cache}

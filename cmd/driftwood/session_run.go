@@ -32,7 +32,7 @@ type sessionRun struct {
 func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error {
 	var driver *controllers.Driver
 	if r.cs != nil {
-		driver = r.cs.driver
+		driver = r.cs.Driver
 	}
 	conv, err := conversation.New(*r.l, conversation.Options{Window: r.g.window(r.l.Model.Config), Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: driver})
 	if err != nil {
@@ -95,7 +95,7 @@ func restore(conv *conversation.Conversation, claim *sessions.Claim, r sessionRu
 		}
 	}
 	if r.cf.name == "" && r.cs != nil {
-		switch res := conv.ResumeController(r.cs.reg.Get); {
+		switch res := conv.ResumeController(r.cs.Registry.Get); {
 		case res.Err != nil:
 			fmt.Fprintf(errOut, "the session's controller %s is not available (%v); this reply runs without it, and the session keeps it and its state for when it is back (or give --controller)\n", res.Name, res.Err)
 		case res.Changed:
