@@ -33,6 +33,8 @@ func TestFaultsAreSurvived(t *testing.T) {
 		{"badflags", "unknown flag bits", at3("(return (i32.const 1024))"), `(data (i32.const 1024) "\00\01\00\00")`, "unknown bits"},
 		{"badtoken", "a forced token outside the vocabulary", at3("(return (i32.const 1024))"),
 			`(data (i32.const 1024) "\08\00\00\00\00\00\00\00\00\00\00\00\00\10\00\00\01\00\00\00") (data (i32.const 4096) "\ff\ff\00\00")`, "outside the vocabulary"},
+		{"misforce", "a misaligned force list (ABI.md: every pointer in the record is 4-byte aligned)", at3("(return (i32.const 1024))"),
+			`(data (i32.const 1024) "\08\00\00\00\00\00\00\00\00\00\00\00\02\10\00\00\01\00\00\00") (data (i32.const 4098) "\05\00\00\00")`, "misaligned"},
 		{"badmask", "a mask that runs past memory", at3("(return (i32.const 1024))"), `(data (i32.const 1024) "\01\00\00\00\f0\ff\00\00")`, "mask at"},
 		{"badtemp", "a negative temperature", at3("(return (i32.const 1024))"), `(data (i32.const 1024) "\04\00\00\00") (data (i32.const 1044) "\00\00\80\bf")`, "temperature"},
 	}

@@ -89,19 +89,27 @@ func hostLog(c *wasmtime.Caller, ptr, n int32) {
 	}
 }
 
+// Error values of the key-value imports (ABI.md, The key-value store).
+// Every negative value is an error; -1 is the one version 2 had for all
+// of them, so a guest that checks for -1 (or < 0) still works.
+const (
+	kvMissing = -1 // kv_get: no such key; kv_set, kv_append: over the limits, or no store yet (dw_load)
+	kvOutside = -2 // the key, value or buffer lies outside memory
+)
+
 func hostKVGet(c *wasmtime.Caller, kptr, klen, bptr, bcap int32) int32 {
 	mem := guestMemory(c)
 	key, buf := span(mem, kptr, klen), span(mem, bptr, bcap)
 	if key == nil || buf == nil {
-		return -1
+		return kvOutside
 	}
 	kv := state(c).kv
-	if kv == nil { // dw_load: no conversation yet
-		return -1
+	if kv == nil { // dw_load: no conversation yet, so no key
+		return kvMissing
 	}
 	v, ok := kv.Get(string(key))
 	if !ok {
-		return -1
+		return kvMissing
 	}
 	copy(buf, v)
 	return int32(len(v))
@@ -118,8 +126,11 @@ func hostKVAppend(c *wasmtime.Caller, kptr, klen, vptr, vlen int32) int32 {
 func kvWrite(c *wasmtime.Caller, kptr, klen, vptr, vlen int32, appendTo bool) int32 {
 	mem := guestMemory(c)
 	key, val := span(mem, kptr, klen), span(mem, vptr, vlen)
-	if key == nil || val == nil || state(c).kv == nil {
-		return -1
+	if key == nil || val == nil {
+		return kvOutside
+	}
+	if state(c).kv == nil {
+		return kvMissing
 	}
 	var err error
 	if appendTo {
@@ -128,7 +139,7 @@ func kvWrite(c *wasmtime.Caller, kptr, klen, vptr, vlen int32, appendTo bool) in
 		err = state(c).kv.Set(string(key), val)
 	}
 	if err != nil {
-		return -1
+		return kvMissing
 	}
 	return 0
 }
@@ -149,6 +160,9 @@ func hostTrie(c *wasmtime.Caller, bptr, bcap int32) int32 {
 
 func hostTokenize(c *wasmtime.Caller, tptr, tlen, optr, ocap int32) int32 {
 	mem := guestMemory(c)
+	if ocap < 0 || ocap > int32(len(mem)/4) { // 4*ocap must not wrap
+		return -1
+	}
 	text, out := span(mem, tptr, tlen), span(mem, optr, 4*ocap)
 	st := state(c)
 	if text == nil || out == nil || st.vocab.Encode == nil {
@@ -235,6 +249,9 @@ func fdWrite(c *wasmtime.Caller, fd, iovs, n, nwritten int32) int32 {
 		return errnoBadf
 	}
 	mem := guestMemory(c)
+	if n < 0 || n > int32(len(mem)/8) { // 8*n must not wrap
+		return errnoInval
+	}
 	vecs := span(mem, iovs, 8*n)
 	out := span(mem, nwritten, 4)
 	if vecs == nil || out == nil {

@@ -263,8 +263,12 @@ func (in *instance) fault(name string, err error) error {
 // memory is the guest's memory as it is now (it moves when it grows).
 func (in *instance) memory() []byte { return in.mem.UnsafeData(in.store) }
 
-// put copies b into memory from dw_alloc and returns its address.
+// put copies b into memory from dw_alloc and returns its address. An
+// empty b needs no buffer: dw_alloc is not called and the address is 0.
 func (in *instance) put(b []byte, budget time.Duration) (int32, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
 	p, err := in.call(in.alloc, "dw_alloc", budget, int32(len(b)))
 	if err != nil {
 		return 0, err
@@ -347,8 +351,8 @@ func (in *instance) runStep(ids []int32) (stepResult, error) {
 	if r.flags&sdk.FlagForce != 0 {
 		fp, n := int32(le.Uint32(rec[12:])), int32(le.Uint32(rec[16:]))
 		ids := span(mem, fp, 4*n)
-		if ids == nil || n > maxForce {
-			return r, in.bad("%d forced tokens at %d lie outside memory (or more than %d)", n, fp, maxForce)
+		if ids == nil || n > maxForce || fp%4 != 0 {
+			return r, in.bad("%d forced tokens at %d lie outside memory, are misaligned (or more than %d)", n, fp, maxForce)
 		}
 		in.force = in.force[:0]
 		for i := int32(0); i < n; i++ {
