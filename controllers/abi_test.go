@@ -86,3 +86,31 @@ func TestTokenize(t *testing.T) {
 	}
 	wantOnly7(t, "tokenize in dw_load", wat, "")
 }
+
+// TestBackgroundLoadLogsAreShown pins ABI.md's Log lines: what dw_load
+// logs is shown when the instance starts, also when the host prepared it
+// in the background (Use always does), where it once was lost; an
+// unfinished stdout line of dw_load is shown too.
+func TestBackgroundLoadLogsAreShown(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	load := `(func (export "dw_load") (param i32 i32 i32) (result i32)
+    (call $log (i32.const 700) (i32.const 6))
+    (i32.store (i32.const 720) (i32.const 710)) (i32.store (i32.const 724) (i32.const 4))
+    (drop (call $fd_write (i32.const 1) (i32.const 720) (i32.const 1) (i32.const 728)))
+    (i32.const 0))`
+	wat := watModule("(i32.const 0)", "(i32.const 0)", `
+  (data (i32.const 700) "loaded")
+  (data (i32.const 710) "half")`)
+	wat = strings.Replace(wat, `(func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))`, load, 1)
+	wat = strings.Replace(wat, "(module", `(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))`, 1)
+	mod := h.load(t, "bg", wat)
+	h.rt.Prewarm(mod, h.vocab)
+	d.Use(mod, "")
+	h.reply(t, d, nil, 2, 0, nil)
+	if got := h.logText(); got != "bg: loaded\nbg: half" {
+		t.Errorf("logs %q, want dw_load's two lines once", got)
+	}
+}

@@ -24,6 +24,7 @@ const (
 	maxLogLine  = 1024 // bytes of one log line as shown (ABI.md)
 	knownFlags  = sdk.FlagMask | sdk.FlagStop | sdk.FlagTemperature | sdk.FlagForce | sdk.FlagBacktrack
 	minTokenBuf = 1024
+	maxHeldLogs = 64 // lines of a background dw_load kept for start
 )
 
 // instanceState is what the host functions of one instance reach through
@@ -36,6 +37,7 @@ type instanceState struct {
 	line  []byte // output not yet ended by a newline
 	cut   bool   // line lost bytes past maxLogLine
 	logf  func(string)
+	held  []string // lines logged while logf was nil (a background dw_load)
 }
 
 // logMessage passes on the text of one log call: each '\n' in it starts
@@ -58,8 +60,11 @@ func (s *instanceState) logMessage(b []byte, cut bool) {
 // logLine passes on one line of the guest's text, made safe to show: see
 // showable. cut says the guest's line was longer than what b holds.
 func (s *instanceState) logLine(b []byte, cut bool) {
-	if s.logf != nil {
+	switch {
+	case s.logf != nil:
 		s.logf(showable(b, cut))
+	case len(s.held) < maxHeldLogs:
+		s.held = append(s.held, showable(b, cut))
 	}
 }
 
@@ -138,8 +143,9 @@ type instance struct {
 // prepare creates an instance of mod for vocab and runs what does not
 // depend on the controller's argument: _initialize, the ABI version check
 // and dw_load with the vocabulary, within the init time budget. The
-// result is a spare: start makes it a controller. logf (nil for a spare
-// prepared in the background) receives the guest's log lines.
+// result is a spare: start makes it a controller. logf receives the
+// guest's log lines; when it is nil (a spare prepared in the background)
+// the first maxHeldLogs lines are held, and start shows them.
 func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*instance, error) {
 	st := &instanceState{vocab: vocab, rng: rand.NewChaCha8([32]byte{'d', 'w'}), logf: logf}
 	store := wasmtime.NewStoreWithData(rt.engine, st)
@@ -191,8 +197,18 @@ func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*insta
 // its argument (dw_init, within the init time budget). On an error the
 // instance is closed.
 func (in *instance) start(arg string, kv *KV, logf func(string)) error {
+	// A background dw_load logged to no one: its lines (an unfinished
+	// last one included) are shown now, before dw_init's.
+	if len(in.state.line) > 0 {
+		in.state.flush()
+	}
 	in.state.kv, in.state.logf = kv, logf
-	in.state.line, in.state.cut = in.state.line[:0], false // what a background dw_load left unfinished
+	for _, l := range in.state.held {
+		if logf != nil {
+			logf(l)
+		}
+	}
+	in.state.held = nil
 	deadline := time.Now().Add(in.limits.InitTime)
 	argPtr, err := in.put([]byte(arg), in.limits.InitTime)
 	if err == nil {
