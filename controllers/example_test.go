@@ -22,9 +22,9 @@ import (
 // controller is a complete module: the prelude below plus body, which
 // defines dw_step (and any data it needs). The prelude exports memory, a
 // bump allocator (8-byte aligned, from 8192), dw_abi_version, and dw_load,
-// dw_init and dw_begin that accept everything; it counts steps in $step
-// (1 at the first dw_step) and keeps the result record at 1024, a mask at
-// 2048 and forced ids at 4096.
+// dw_init and dw_begin that accept everything, and a $step global for a
+// body that counts its steps. By convention the bodies put the result
+// record at 1024, a mask at 2048 and forced ids at 4096.
 func controller(body string) string {
 	return `(module
   (import "driftwood" "log" (func $log (param i32 i32)))
