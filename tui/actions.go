@@ -166,7 +166,7 @@ func (m *Model) openModelPicker() {
 
 // remember adds a sent input to the history.
 func (m *Model) remember(text string) {
-	if err := m.input.hist.add(text); err != nil {
+	if err := m.input.Remember(text); err != nil {
 		m.fail(fmt.Errorf("history not saved: %w", err))
 	}
 }

@@ -76,6 +76,19 @@ func (in *input) restyle() {
 // Height is the rows the input takes: a rule and the text.
 func (in *input) Height() int { return 1 + in.ta.Height() }
 
+// Focus gives the text area the cursor.
+func (in *input) Focus() tea.Cmd { return in.ta.Focus() }
+
+// Remember adds a sent input to the history.
+func (in *input) Remember(text string) error { return in.hist.add(text) }
+
+// FullHelp is every key binding, for the help view.
+func (in *input) FullHelp(keys *KeyMap) string {
+	h := in.help
+	h.ShowAll = true
+	return h.View(keys)
+}
+
 // Value is the text typed.
 func (in *input) Value() string { return in.ta.Value() }
 

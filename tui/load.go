@@ -78,7 +78,7 @@ func (m *Model) loadModel(name, label string) tea.Cmd {
 		defer close(ch)
 		return openModel(ctx, name, label, opt, hopt, reportProgress(ch))
 	})
-	return tea.Batch(load, waitProgress(ch), m.status.spinner.Tick)
+	return tea.Batch(load, waitProgress(ch), m.status.Tick())
 }
 
 // openModel loads the model and starts a conversation and its controller

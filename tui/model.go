@@ -135,7 +135,7 @@ func New(ctx context.Context, opt Options) *Model {
 
 // Init starts loading the model given in the options.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.input.ta.Focus()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.input.Focus()}
 	if m.opt.Model != "" {
 		cmds = append(cmds, m.loadModel(m.opt.Model, ""))
 	}
@@ -240,9 +240,7 @@ func (m *Model) layout() {
 	if m.state != stateChat {
 		mainH = max(h-1, 1)
 	}
-	if m.transcript.vp.Width() != w || m.transcript.vp.Height() != mainH || m.transcript.md == nil {
-		m.transcript.SetSize(w, mainH)
-	}
+	m.transcript.SetSize(w, mainH)
 	if m.picker != nil {
 		m.picker.SetSize(w, mainH)
 	}

@@ -92,7 +92,7 @@ func (m *Model) startReply(text string, regen bool) tea.Cmd {
 		s.used = conv.Tokens()
 	}()
 	m.reply = s
-	return tea.Batch(s.next, m.status.spinner.Tick)
+	return tea.Batch(s.next, m.status.Tick())
 }
 
 // next waits for the reply's next updates, taking all that are ready, or

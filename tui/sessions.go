@@ -114,7 +114,7 @@ func (m *Model) save(name string, then afterSave, next string) tea.Cmd {
 	return tea.Batch(m.work(func() tea.Msg {
 		err := conv.Save(claim)
 		return sessionSavedMsg{name: name, claim: claim, tokens: conv.Tokens(), err: err, then: then, next: next}
-	}), m.status.spinner.Tick)
+	}), m.status.Tick())
 }
 
 // saveThen saves a changed conversation before replacing it; an unchanged
@@ -170,7 +170,7 @@ func (m *Model) loadSession(name string) tea.Cmd {
 		msg := restoreSession(conv, host, claim)
 		msg.claim = claim
 		return msg
-	}), m.status.spinner.Tick)
+	}), m.status.Tick())
 }
 
 // restoreSession restores session name: the model state when the session

@@ -45,6 +45,13 @@ func newStatusBar(c *Common) statusBar {
 // SetSize sets the bar's width.
 func (s *statusBar) SetSize(w int) { s.width = w }
 
+// Tick starts the spinner, for work that shows it (the command holds a
+// copy of the spinner: it runs off the UI goroutine).
+func (s *statusBar) Tick() tea.Cmd { return s.spinner.Tick }
+
+// SpinnerView is the spinner's frame.
+func (s *statusBar) SpinnerView() string { return s.spinner.View() }
+
 // Update advances the spinner.
 func (s *statusBar) Update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd

@@ -60,18 +60,25 @@ func newTranscript(c *Common) transcript {
 
 // SetSize sizes the transcript; a new width renders everything again.
 func (t *transcript) SetSize(w, h int) {
+	h = max(h, 1)
+	if t.md != nil && t.vp.Width() == w && t.vp.Height() == h {
+		return
+	}
 	if t.md == nil || t.md.width != t.textWidth(w) {
 		t.md = newMarkdown(t.common.Styles.Markdown, t.textWidth(w))
 		t.invalidate(false)
 	}
 	follow := t.atBottom()
 	t.vp.SetWidth(w)
-	t.vp.SetHeight(max(h, 1))
+	t.vp.SetHeight(h)
 	t.refresh()
 	if follow {
 		t.vp.GotoBottom()
 	}
 }
+
+// Height is the transcript's height in lines.
+func (t *transcript) Height() int { return t.vp.Height() }
 
 // atBottom reports whether the end of the transcript is in view.
 func (t *transcript) atBottom() bool {

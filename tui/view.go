@@ -42,7 +42,7 @@ func (m *Model) chatView() string {
 	case m.picker != nil:
 		main = m.picker.View()
 	}
-	parts := []string{fit(main, m.transcript.vp.Height())}
+	parts := []string{fit(main, m.transcript.Height())}
 	if v := m.logs.View(); v != "" {
 		parts = append(parts, v)
 	}
@@ -82,11 +82,9 @@ func (m *Model) noticeView() string {
 // helpView lists the keys and the commands.
 func (m *Model) helpView() string {
 	st := m.common.Styles
-	h := m.input.help
-	h.ShowAll = true
 	return strings.Join([]string{
 		st.Title.Render("Keys") + st.Subtle.Render("  (? or esc closes)"),
-		h.View(m.common.Keys),
+		m.input.FullHelp(m.common.Keys),
 		"",
 		st.Title.Render("Commands"),
 		st.Subtle.Render(commandsText()),
@@ -115,7 +113,7 @@ func (m *Model) typeModelView() string {
 // loadingView shows the model loading, and a download's progress.
 func (m *Model) loadingView() string {
 	st := m.common.Styles
-	lines := []string{"", "  " + m.status.spinner.View() + " " + st.Title.Render("Loading "+m.loading.name)}
+	lines := []string{"", "  " + m.status.SpinnerView() + " " + st.Title.Render("Loading "+m.loading.name)}
 	if m.loading.percent >= 0 {
 		lines = append(lines, "", "  "+m.progress.View())
 	}
