@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
@@ -37,7 +36,25 @@ type Options struct {
 	Sampler   engine.SamplerConfig
 	MaxTokens int
 	// Controller, when not nil, sees every step of every reply.
-	Controller *controllers.Driver
+	Controller Controller
+}
+
+// Controller is what a conversation needs of its controllers
+// (controllers.Host is one): the decode loop's hook, and what a session
+// records of them.
+type Controller interface {
+	engine.Hook
+	// Running is the controller that runs now (without its store); ok is
+	// false when none runs.
+	Running() (c sessions.Controller, ok bool)
+	// Store is a copy of the key-value store; RestoreStore replaces it.
+	Store() map[string][]byte
+	RestoreStore(map[string][]byte) error
+	// Resume turns on the controller c names (by name, else by path) and
+	// returns the hash of the module now running.
+	Resume(c sessions.Controller) (sha256 string, err error)
+	// Off stops the controller.
+	Off()
 }
 
 // Conversation is one chat. It is not safe for concurrent use, except
@@ -126,8 +143,8 @@ func (c *Conversation) SetMaxTokens(n int) { c.opt.MaxTokens = n }
 // MaxTokens is the bound on a reply's length.
 func (c *Conversation) MaxTokens() int { return c.opt.MaxTokens }
 
-// Controller is the conversation's controller driver, or nil.
-func (c *Conversation) Controller() *controllers.Driver { return c.opt.Controller }
+// Controller is the conversation's controllers, or nil.
+func (c *Conversation) Controller() Controller { return c.opt.Controller }
 
 // SetSystem sets (or, with "", removes) the system prompt.
 func (c *Conversation) SetSystem(text string) {

@@ -133,7 +133,7 @@ func TestSessionWithController(t *testing.T) {
 		d := controllers.NewDriver(rt, vocab, controllers.NewKV(), nil, nil)
 		t.Cleanup(d.Close)
 		d.Use(mod, "")
-		c, err := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: maxTokens, Controller: d})
+		c, err := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: maxTokens, Controller: &controllers.Host{Runtime: rt, Driver: d}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestSessionWithController(t *testing.T) {
 	if err := b.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := b.Controller().KV().Get("steps"); len(v) != 8 {
+	if v := b.Controller().Store()["steps"]; len(v) != 8 {
 		t.Errorf("restored controller store holds %d steps, want 8", len(v))
 	}
 	a.SetMaxTokens(16)

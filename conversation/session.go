@@ -2,12 +2,9 @@ package conversation
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -28,26 +25,14 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
 	}
 	if d := c.opt.Controller; d != nil {
-		if mod, arg := d.Current(); mod != nil {
-			meta.Controller = &sessions.Controller{Name: mod.Name, Path: loadedFrom(mod), Arg: arg, SHA256: mod.SHA256, KV: d.KV().Snapshot()}
+		if run, ok := d.Running(); ok {
+			run.KV = d.Store()
+			meta.Controller = &run
 		} else {
 			meta.Controller = c.kept
 		}
 	}
 	return claim.Save(meta, kv)
-}
-
-// loadedFrom is the absolute path of the file mod was loaded from, or ""
-// for a shipped controller.
-func loadedFrom(mod *controllers.Module) string {
-	abs, err := filepath.Abs(mod.Path)
-	if err != nil {
-		return ""
-	}
-	if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	return abs
 }
 
 // ControllerResume says what became of a restored session's controller.
@@ -63,29 +48,23 @@ type ControllerResume struct {
 }
 
 // ResumeController turns the restored session's controller back on,
-// found with find by name, else by the path it was loaded from. When
-// neither finds it, no controller runs and the session keeps it (see
+// found by name, else by the path it was loaded from. When neither finds
+// it, no controller runs and the session keeps it (see
 // ControllerResume.Err).
-func (c *Conversation) ResumeController(find func(nameOrPath string) (*controllers.Module, error)) ControllerResume {
+func (c *Conversation) ResumeController() ControllerResume {
 	saved, d := c.kept, c.opt.Controller
 	if saved == nil || d == nil {
 		return ControllerResume{}
 	}
 	r := ControllerResume{Name: saved.Name}
-	mod, err := find(saved.Name)
-	if err != nil && saved.Path != "" {
-		if byPath, perr := find(saved.Path); perr == nil {
-			mod, err = byPath, nil
-		}
-	}
+	sha, err := d.Resume(*saved)
 	if err != nil {
 		d.Off()
 		r.Err = err
 		return r
 	}
-	d.Use(mod, saved.Arg)
 	c.kept = nil
-	r.On, r.Changed = true, mod.SHA256 != saved.SHA256
+	r.On, r.Changed = true, sha != saved.SHA256
 	return r
 }
 
@@ -126,7 +105,7 @@ func (c *Conversation) RestoreTranscript(meta sessions.Meta) error {
 
 func (c *Conversation) restoreControllerKV(meta sessions.Meta) error {
 	if d := c.opt.Controller; d != nil && meta.Controller != nil {
-		if err := d.KV().Restore(meta.Controller.KV); err != nil {
+		if err := d.RestoreStore(meta.Controller.KV); err != nil {
 			return fmt.Errorf("session's controller state: %w", err)
 		}
 	}

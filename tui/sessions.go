@@ -196,7 +196,7 @@ func restoreSession(conv *conversation.Conversation, host *controllerHost, claim
 		host.Driver.Off()
 		return msg
 	}
-	res := conv.ResumeController(host.Registry.Get)
+	res := conv.ResumeController()
 	msg.controller, msg.controllerErr = res.Name, res.Err
 	switch {
 	case res.Err != nil:

@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
@@ -30,11 +29,11 @@ type sessionRun struct {
 // runSession restores the session (or starts it), replies to the prompt
 // and saves it, also when the reply was cut short by Ctrl-C.
 func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error {
-	var driver *controllers.Driver
+	var ctl conversation.Controller // nil, not a nil *Host, without controllers
 	if r.cs != nil {
-		driver = r.cs.Driver
+		ctl = r.cs.Host
 	}
-	conv, err := conversation.New(*r.l, conversation.Options{Window: r.g.window(r.l.Model.Config), Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: driver})
+	conv, err := conversation.New(*r.l, conversation.Options{Window: r.g.window(r.l.Model.Config), Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: ctl})
 	if err != nil {
 		return err
 	}
@@ -95,7 +94,7 @@ func restore(conv *conversation.Conversation, claim *sessions.Claim, r sessionRu
 		}
 	}
 	if r.cf.name == "" && r.cs != nil {
-		switch res := conv.ResumeController(r.cs.Registry.Get); {
+		switch res := conv.ResumeController(); {
 		case res.Err != nil:
 			fmt.Fprintf(errOut, "the session's controller %s is not available (%v); this reply runs without it, and the session keeps it and its state for when it is back (or give --controller)\n", res.Name, res.Err)
 		case res.Changed:
