@@ -33,8 +33,8 @@ func TestNewHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Driver.Use(mod, "")
-	if name, _ := h.Driver.Active(); name != "none" {
-		t.Errorf("active controller %q", name)
+	if run, ok := h.Running(); !ok || run.Name != "none" || run.Path != filepath.Join(dir, "none.wat") {
+		t.Errorf("running %+v, %v", run, ok)
 	}
 	h.Close()
 	h.Close()

@@ -94,16 +94,6 @@ func (d *Driver) Use(mod *Module, arg string) {
 // Off deactivates the controller from the next step on.
 func (d *Driver) Off() { d.Use(nil, "") }
 
-// Active names the active (or about to be active) controller and its
-// argument; name is "" when none.
-func (d *Driver) Active() (name, arg string) {
-	mod, arg := d.Current()
-	if mod == nil {
-		return "", ""
-	}
-	return mod.Name, arg
-}
-
 // Current returns the active (or about to be active) controller module
 // and its argument; mod is nil when none.
 func (d *Driver) Current() (mod *Module, arg string) {

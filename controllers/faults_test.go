@@ -140,8 +140,8 @@ func TestSwapMidReply(t *testing.T) {
 	if !slices.Contains(steps, byte(n7)) {
 		t.Errorf("tokens per step %v: the new controller was not given the %d reply tokens", steps, n7)
 	}
-	if name, _ := d.Active(); name != "only9" {
-		t.Errorf("active controller %q", name)
+	if mod, _ := d.Current(); mod == nil || mod.Name != "only9" {
+		t.Errorf("active controller %+v, want only9", mod)
 	}
 }
 

@@ -145,7 +145,9 @@ func (p *probe) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 	}
 	s.logs = append([]logLine(nil), m.logs.lines...)
 	if m.host != nil {
-		s.controller, _ = m.host.Driver.Active()
+		if mod, _ := m.host.Current(); mod != nil {
+			s.controller = mod.Name
+		}
 	}
 	if m.conv != nil && m.reply == nil && m.busy == "" {
 		s.messages = len(m.conv.Messages())

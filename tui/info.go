@@ -31,8 +31,8 @@ func (m *Model) showText() string {
 		maxTokens = thousands(n)
 	}
 	controller := "none"
-	if name, arg := m.host.Driver.Active(); name != "" {
-		controller = name
+	if mod, arg := m.host.Current(); mod != nil {
+		controller = mod.Name
 		if arg != "" {
 			controller += " " + arg
 		}

@@ -53,7 +53,9 @@ func (m *Model) chatView() string {
 // statusInfo gathers what the status bar shows.
 func (m *Model) statusInfo() statusInfo {
 	in := statusInfo{model: m.model.Name, backend: m.model.Backend.Name(), used: m.used, window: m.conv.Window(), unreadLogs: m.logs.unread}
-	in.controller, in.arg = m.host.Driver.Active()
+	if mod, arg := m.host.Current(); mod != nil {
+		in.controller, in.arg = mod.Name, arg
+	}
 	if m.stats != nil {
 		in.rate = m.stats.GenRate()
 	}
