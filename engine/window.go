@@ -11,8 +11,19 @@ import (
 // cache that, filled, fits in the machine's physical memory. Caches grow
 // as they fill, so this refuses only windows that could never be used
 // whole, such as the 2^62 positions of a hostile config.json.
+// Window turns a requested size (0: the model's longest) into one to
+// check.
 func (c *Config) CheckWindow(window int) error {
 	return c.checkWindow(window, sysmem.Total())
+}
+
+// Window is the context window for a requested size: the model's longest
+// (max_position_embeddings) for 0 or anything larger, else the request.
+func (c *Config) Window(requested int) int {
+	if max := c.MaxPositionEmbeddings; max > 0 && (requested <= 0 || requested > max) {
+		return max
+	}
+	return requested
 }
 
 // checkWindow is CheckWindow on a machine with memory bytes (0: unknown).

@@ -27,3 +27,12 @@ func TestCheckWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestWindow(t *testing.T) {
+	c := &Config{MaxPositionEmbeddings: 512}
+	for req, want := range map[int]int{0: 512, 100: 100, 512: 512, 4096: 512} {
+		if got := c.Window(req); got != want {
+			t.Errorf("Window(%d) = %d, want %d", req, got, want)
+		}
+	}
+}

@@ -98,11 +98,7 @@ func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Op
 		mod.Close()
 		return modelLoadedMsg{err: err}
 	}
-	window := opt.Config.Context
-	if limit := mod.Model.Config.MaxPositionEmbeddings; limit > 0 && (window <= 0 || window > limit) {
-		window = limit
-	}
-	conv, err := conversation.New(*mod, conversation.Options{Window: window, Sampler: opt.Config.Sampling, MaxTokens: opt.Config.MaxTokens, Controller: host.Host})
+	conv, err := conversation.New(*mod, conversation.Options{Window: mod.Model.Config.Window(opt.Config.Context), Sampler: opt.Config.Sampling, MaxTokens: opt.Config.MaxTokens, Controller: host.Host})
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err() // the program quit meanwhile
 	}

@@ -132,14 +132,6 @@ func (g *genFlags) samplingSet() bool {
 	return false
 }
 
-// window is the context window: the configured one, capped by the model's.
-func (g *genFlags) window(m *engine.Config) int {
-	if max := m.MaxPositionEmbeddings; max > 0 && (g.context <= 0 || g.context > max) {
-		return max
-	}
-	return g.context
-}
-
 func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	g := newGenFlags("run", errOut)
 	prompt := g.fs.String("prompt", "", "prompt text")
@@ -203,7 +195,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cache, err := l.Backend.NewCache(g.window(l.Model.Config))
+	cache, err := l.Backend.NewCache(l.Model.Config.Window(g.context))
 	if err != nil {
 		return err
 	}

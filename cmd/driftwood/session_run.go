@@ -33,7 +33,7 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 	if r.cs != nil {
 		ctl = r.cs.Host
 	}
-	conv, err := conversation.New(*r.l, conversation.Options{Window: r.g.window(r.l.Model.Config), Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: ctl})
+	conv, err := conversation.New(*r.l, conversation.Options{Window: r.l.Model.Config.Window(r.g.context), Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: ctl})
 	if err != nil {
 		return err
 	}
