@@ -10,9 +10,8 @@ import (
 // it: at least one position, at most max_position_embeddings, and a KV
 // cache that, filled, fits in the machine's physical memory. Caches grow
 // as they fill, so this refuses only windows that could never be used
-// whole, such as the 2^62 positions of a hostile config.json.
-// Window turns a requested size (0: the model's longest) into one to
-// check.
+// whole, such as the 2^62 positions of a hostile config.json. Window
+// turns a requested size (0: the model's longest) into one to check.
 func (c *Config) CheckWindow(window int) error {
 	return c.checkWindow(window, sysmem.Total())
 }
