@@ -199,6 +199,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer cache.Close()
 	vocab := l.Model.Config.VocabSize
 	gen := engine.NewGenerator(l.Backend, engine.NewSampler(g.sampling, vocab), vocab)
 	gen.MaxTokens = g.maxTokens
