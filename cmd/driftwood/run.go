@@ -56,6 +56,15 @@ func newGenFlags(name string, errOut io.Writer) *genFlags {
 	return g
 }
 
+// pick sets *flagV to the config's value unless flag name was given on
+// the command line; the types must agree, so a new setting cannot be
+// skipped silently.
+func pick[T any](set map[string]bool, name string, flagV *T, cfgV T) {
+	if !set[name] {
+		*flagV = cfgV
+	}
+}
+
 // parse reads the flags, then the config file, and lets every flag given
 // on the command line override the file.
 func (g *genFlags) parse(args []string) error {
@@ -72,35 +81,20 @@ func (g *genFlags) parse(args []string) error {
 	set := map[string]bool{}
 	g.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	g.set = set
-	pick := func(name string, flagV, cfgV any) {
-		if set[name] {
-			return
-		}
-		switch p := flagV.(type) {
-		case *string:
-			*p = cfgV.(string)
-		case *int:
-			*p = cfgV.(int)
-		case *float64:
-			*p = cfgV.(float64)
-		case *uint64:
-			*p = cfgV.(uint64)
-		}
-	}
-	pick("model", &g.model, cfg.Model)
-	pick("threads", &g.threads, cfg.Threads)
-	pick("backend", &g.backend, cfg.Backend)
-	pick("mlx-lib", &g.mlxLib, cfg.MLXLibrary)
-	pick("context", &g.context, cfg.Context)
-	pick("max-tokens", &g.maxTokens, cfg.MaxTokens)
+	pick(set, "model", &g.model, cfg.Model)
+	pick(set, "threads", &g.threads, cfg.Threads)
+	pick(set, "backend", &g.backend, cfg.Backend)
+	pick(set, "mlx-lib", &g.mlxLib, cfg.MLXLibrary)
+	pick(set, "context", &g.context, cfg.Context)
+	pick(set, "max-tokens", &g.maxTokens, cfg.MaxTokens)
 	s, c := &g.sampling, cfg.Sampling
-	pick("temp", &s.Temperature, c.Temperature)
-	pick("top-p", &s.TopP, c.TopP)
-	pick("top-k", &s.TopK, c.TopK)
-	pick("min-p", &s.MinP, c.MinP)
-	pick("repeat-penalty", &s.RepeatPenalty, c.RepeatPenalty)
-	pick("repeat-last-n", &s.RepeatLastN, c.RepeatLastN)
-	pick("seed", &s.Seed, c.Seed)
+	pick(set, "temp", &s.Temperature, c.Temperature)
+	pick(set, "top-p", &s.TopP, c.TopP)
+	pick(set, "top-k", &s.TopK, c.TopK)
+	pick(set, "min-p", &s.MinP, c.MinP)
+	pick(set, "repeat-penalty", &s.RepeatPenalty, c.RepeatPenalty)
+	pick(set, "repeat-last-n", &s.RepeatLastN, c.RepeatLastN)
+	pick(set, "seed", &s.Seed, c.Seed)
 	g.cfg = cfg
 	if err := validBackend(g.backend); err != nil {
 		return err
