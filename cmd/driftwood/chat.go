@@ -60,22 +60,16 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	if err != nil {
 		return tui.Options{}, err
 	}
-	if *model == "" {
-		*model = cfg.Model
-	}
-	if *backend == "" {
-		*backend = cfg.Backend
-	}
-	if *mlxLib == "" {
-		*mlxLib = cfg.MLXLibrary
-	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	pick(set, "model", model, cfg.Model)
+	pick(set, "backend", backend, cfg.Backend)
+	pick(set, "mlx-lib", mlxLib, cfg.MLXLibrary)
 	if err := validBackend(*backend); err != nil {
 		return tui.Options{}, err
 	}
 	store := sessions.Store{Dir: sessions.DefaultDir()}
-	sessionSet := false
-	fs.Visit(func(f *flag.Flag) { sessionSet = sessionSet || f.Name == "session" })
-	if sessionSet {
+	if set["session"] {
 		if _, err := store.Path(*session); err != nil {
 			return tui.Options{}, err
 		}
