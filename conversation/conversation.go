@@ -1,13 +1,15 @@
-// Package conversation is a chat with one model: the transcript, the
-// model's state (tokens and KV cache), sampling, the controller, and saving
-// and restoring it as a session. The CLI and the TUI both drive it.
+// Package conversation holds one chat with one model: the transcript, the
+// model's state (tokens and KV cache, reused from turn to turn),
+// sampling, the controller, and saving and restoring it as a session.
+// It does not open models (chatopen does) and knows its controllers only
+// through the small Controller interface, not the Wasm host. The CLI and
+// the TUI both drive it.
 package conversation
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -17,16 +19,18 @@ import (
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
-// Model is what a conversation runs on.
-type Model struct {
-	// Name is how the user named the model (a repo id or a folder).
-	Name     string
-	Model    *engine.Model
+// Runtime is what a conversation runs on: a loaded model's parts
+// (chatopen.Loaded.Chat assembles it).
+type Runtime struct {
+	// Label names the model in saved sessions: its name and shape.
+	Label    string
+	Weights  *engine.Model
 	Tok      *tokenizer.Tokenizer
 	Template *chat.Template
 	Backend  engine.Backend
-	// LoadTime is how long Open took (without a download).
-	LoadTime time.Duration
+	// Generator returns a decode loop with the sampling, the bound on a
+	// reply's length and the model's stop tokens.
+	Generator func(s engine.SamplerConfig, maxTokens int) *engine.Generator
 }
 
 // Options configures a conversation.
@@ -60,12 +64,11 @@ type Controller interface {
 // Conversation is one chat. It is not safe for concurrent use, except
 // that the controller may be switched while a reply runs.
 type Conversation struct {
-	m        Model
+	rt       Runtime
 	opt      Options
 	seq      *engine.Sequence
 	messages []chat.Message
 	created  time.Time
-	stop     []int32
 	// kept is the restored session's controller while it cannot be
 	// turned on: saved back unchanged, store and all, as long as no other
 	// controller runs, so that resuming the session later with the
@@ -90,20 +93,19 @@ type Reply struct {
 }
 
 // New starts an empty conversation.
-func New(m Model, opt Options) (*Conversation, error) {
-	if m.Tok == nil || m.Template == nil {
-		return nil, fmt.Errorf("model %s has no tokenizer.json or no chat template, so it cannot chat", m.Model.Dir)
+func New(rt Runtime, opt Options) (*Conversation, error) {
+	if rt.Tok == nil || rt.Template == nil {
+		return nil, fmt.Errorf("model %s has no tokenizer.json or no chat template, so it cannot chat", rt.Weights.Dir)
 	}
-	c := &Conversation{m: m, opt: opt, created: time.Now().UTC()}
+	c := &Conversation{rt: rt, opt: opt, created: time.Now().UTC()}
 	if err := c.reset(); err != nil {
 		return nil, err
 	}
-	c.stop = m.StopTokens()
 	return c, nil
 }
 
 func (c *Conversation) reset() error {
-	cache, err := c.m.Backend.NewCache(c.opt.Window)
+	cache, err := c.rt.Backend.NewCache(c.opt.Window)
 	if err != nil {
 		return err
 	}
@@ -210,7 +212,7 @@ func (c *Conversation) Regenerate(ctx context.Context, emit func(Update) error) 
 // prompt cannot be built or leaves no room for a reply: then nothing
 // changes.
 func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit func(Update) error) (Reply, error) {
-	ids, err := c.m.Template.Encode(c.m.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: c.created})
+	ids, err := c.rt.Template.Encode(c.rt.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: c.created})
 	if err != nil {
 		return Reply{}, err
 	}
@@ -227,13 +229,11 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	p = min(p, len(ids)-1)
 	c.truncate(p)
 
-	vocab := c.m.Model.Config.VocabSize
-	gen := engine.NewGenerator(c.m.Backend, engine.NewSampler(c.opt.Sampler, vocab), vocab)
-	gen.StopTokens, gen.MaxTokens = c.stop, c.opt.MaxTokens
+	gen := c.rt.Generator(c.opt.Sampler, c.opt.MaxTokens)
 	if c.opt.Controller != nil {
 		gen.Hook = c.opt.Controller
 	}
-	stream := c.m.Tok.NewStreamDecoder()
+	stream := c.rt.Tok.NewStreamDecoder()
 	var reply []int32
 	text := ""
 	st, err := gen.Generate(ctx, c.seq, ids[p:], func(e engine.Event) error {
@@ -241,7 +241,7 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 		if e.Backtrack > 0 {
 			reply = reply[:len(reply)-e.Backtrack]
 			stream.Reset()
-			text = c.m.Tok.Decode(reply)
+			text = c.rt.Tok.Decode(reply)
 		}
 		if e.Token >= 0 {
 			reply = append(reply, e.Token)
@@ -254,13 +254,4 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	text += stream.Flush()
 	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
 	return Reply{Text: text, Stats: st}, err
-}
-
-// Describe names the model for people: its name and shape.
-func (m Model) Describe() string {
-	name := m.Name
-	if name == "" {
-		name = filepath.Base(filepath.Clean(m.Model.Dir))
-	}
-	return name + " (" + m.Model.Config.Describe() + ")"
 }

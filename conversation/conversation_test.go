@@ -18,7 +18,9 @@ import (
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
-func load(t *testing.T, name string) Model {
+// load is what chatopen.Loaded.Chat gives a conversation, assembled here
+// (chatopen imports this package).
+func load(t *testing.T, name string) Runtime {
 	t.Helper()
 	dir := golden.ModelDir(name)
 	m, err := engine.LoadModel(dir)
@@ -38,7 +40,15 @@ func load(t *testing.T, name string) Model {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close(); m.Close() })
-	return Model{Name: name, Model: m, Tok: tok, Template: tmpl, Backend: b}
+	stop := slices.Clone(m.Config.EOSTokenIDs)
+	if id, ok := tok.TokenID(tmpl.EOS()); ok {
+		stop = append(stop, id)
+	}
+	return Runtime{Label: name, Weights: m, Tok: tok, Template: tmpl, Backend: b, Generator: func(s engine.SamplerConfig, maxTokens int) *engine.Generator {
+		gen := engine.NewGenerator(b, engine.NewSampler(s, m.Config.VocabSize), m.Config.VocabSize)
+		gen.StopTokens, gen.MaxTokens = stop, maxTokens
+		return gen
+	}}
 }
 
 var greedy = engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}
@@ -128,7 +138,7 @@ func TestSessionWithController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vocab := controllers.NewVocab(m.Tok, m.Model.Config.VocabSize)
+	vocab := controllers.NewVocab(m.Tok, m.Weights.Config.VocabSize)
 	newConv := func(maxTokens int) *Conversation {
 		d := controllers.NewDriver(rt, vocab, controllers.NewKV(), nil, nil)
 		t.Cleanup(d.Close)

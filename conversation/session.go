@@ -17,9 +17,9 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 	meta := sessions.Meta{
 		Created:              c.created,
 		Updated:              time.Now().UTC(),
-		Model:                c.m.Describe(),
-		ModelFingerprint:     c.m.Model.Fingerprint,
-		TokenizerFingerprint: c.m.Tok.Fingerprint(),
+		Model:                c.rt.Label,
+		ModelFingerprint:     c.rt.Weights.Fingerprint,
+		TokenizerFingerprint: c.rt.Tok.Fingerprint(),
 		Tokens:               c.seq.Tokens,
 		Messages:             c.messages,
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
@@ -76,7 +76,7 @@ func (c *Conversation) ResumeController() ControllerResume {
 // controller's key-value store is restored; which controller to run is
 // the caller's choice (snap.Meta.Controller names it).
 func (c *Conversation) Restore(snap *sessions.Snapshot) error {
-	if err := snap.CheckModel(c.m.Model, c.m.Tok.Fingerprint(), c.opt.Window); err != nil {
+	if err := snap.CheckModel(c.rt.Weights, c.rt.Tok.Fingerprint(), c.opt.Window); err != nil {
 		return err
 	}
 	if err := c.restoreControllerKV(snap.Meta); err != nil {

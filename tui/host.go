@@ -5,8 +5,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/controllers"
-	"github.com/driftwoodlabs/driftwood/conversation"
 )
 
 // logBuffer is how many controller log lines may wait for the program;
@@ -22,9 +22,9 @@ type controllerHost struct {
 }
 
 // newControllerHost starts the controllers for model m.
-func newControllerHost(m *conversation.Model, dirs []string, cache string) (*controllerHost, error) {
+func newControllerHost(m *chatopen.Loaded, dirs []string, cache string) (*controllerHost, error) {
 	h := &controllerHost{logs: make(chan controllers.Log, logBuffer)}
-	host, err := controllers.NewHost(m.Tok, m.Model.Config.VocabSize, controllers.HostOptions{Dirs: dirs, CacheDir: cache, Log: h.log})
+	host, err := controllers.NewHost(m.Tok, m.Weights.Config.VocabSize, controllers.HostOptions{Dirs: dirs, CacheDir: cache, Log: h.log})
 	if err != nil {
 		return nil, err
 	}

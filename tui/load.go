@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/hub"
@@ -36,7 +36,7 @@ type progressReportedMsg struct {
 
 // modelLoadedMsg ends a model load.
 type modelLoadedMsg struct {
-	model *conversation.Model
+	model *chatopen.Loaded
 	conv  *conversation.Conversation
 	host  *controllerHost
 	err   error
@@ -84,22 +84,24 @@ func (m *Model) loadModel(name, label string) tea.Cmd {
 // openModel loads the model and starts a conversation and its controller
 // host.
 func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Options, progress func(hub.ProgressReport)) modelLoadedMsg {
-	mod, err := conversation.Open(ctx, name, conversation.OpenOptions{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend})
+	mod, err := chatopen.Open(ctx, name, chatopen.Options{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend})
 	if err != nil {
 		return modelLoadedMsg{err: err}
 	}
 	mod.Name = label
-	if mod.Tok == nil || mod.Template == nil {
+	if err := mod.CanChat(); err != nil {
 		mod.Close()
-		return modelLoadedMsg{err: fmt.Errorf("%s has no tokenizer or no chat template: chatting needs an instruct (chat) model folder", label)}
+		return modelLoadedMsg{err: err}
 	}
 	host, err := newControllerHost(mod, opt.ControllerDirs, opt.CompileCache)
 	if err != nil {
 		mod.Close()
 		return modelLoadedMsg{err: err}
 	}
-	conv, err := conversation.New(*mod, conversation.Options{Window: mod.Model.Config.Window(opt.Config.Context), Sampler: opt.Config.Sampling, MaxTokens: opt.Config.MaxTokens, Controller: host.Host})
+	c := opt.Config
+	conv, err := mod.Chat(chatopen.ChatOptions{Context: c.Context, Sampler: c.Sampling, MaxTokens: c.MaxTokens, System: c.System, Controller: host.Host})
 	if err == nil && ctx.Err() != nil {
+		conv.Close()
 		err = ctx.Err() // the program quit meanwhile
 	}
 	if err != nil {
@@ -107,7 +109,6 @@ func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Op
 		mod.Close()
 		return modelLoadedMsg{err: err}
 	}
-	conv.SetSystem(opt.Config.System)
 	return modelLoadedMsg{model: mod, conv: conv, host: host}
 }
 

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -40,7 +41,7 @@ type Model struct {
 	state  state
 
 	// Set once a model is loaded.
-	model *conversation.Model
+	model *chatopen.Loaded
 	conv  *conversation.Conversation
 	host  *controllerHost
 	// session is the name the conversation saves under ("" until it is

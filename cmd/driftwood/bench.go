@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/engine"
 )
 
@@ -52,12 +52,12 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if *promptN < 1 || *genN < 1 || *runs < 1 {
 		return fmt.Errorf("--prompt-tokens, --gen-tokens and --runs must be at least 1")
 	}
-	l, err := conversation.Open(ctx, g.model, g.openOptions(errOut))
+	l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	c := l.Model.Config
+	c := l.Weights.Config
 	// Random ordinary tokens (no specials), the same every run.
 	rng := rand.New(rand.NewPCG(1, 2))
 	ordinary := c.VocabSize
@@ -111,8 +111,8 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		if err != nil {
 			return err
 		}
-		gen := engine.NewGenerator(l.Backend, engine.NewSampler(greedy, c.VocabSize), c.VocabSize)
-		gen.MaxTokens, gen.Hook = *genN, hook
+		gen := l.Generator(greedy, *genN)
+		gen.StopTokens, gen.Hook = nil, hook // decode all *genN tokens
 		seq := &engine.Sequence{Cache: cache}
 		start := time.Now()
 		if err := gen.Prefill(ctx, seq, prompt); err != nil {

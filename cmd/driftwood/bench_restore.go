@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
@@ -28,7 +28,7 @@ type restoreResult struct {
 // costs), saves them as a session, and restores the session into a fresh
 // cache the way `run --session` does (open, validate, check against the
 // model, import).
-func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, errOut io.Writer) (restoreResult, error) {
+func benchRestore(ctx context.Context, l *chatopen.Loaded, prompt []int32, errOut io.Writer) (restoreResult, error) {
 	r := restoreResult{Tokens: len(prompt)}
 	n := len(prompt)
 	cache, err := l.Backend.NewCache(n)
@@ -36,8 +36,7 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 		return r, err
 	}
 	defer cache.Close()
-	vocab := l.Model.Config.VocabSize
-	gen := engine.NewGenerator(l.Backend, engine.NewSampler(engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}, vocab), vocab)
+	gen := l.Generator(engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}, 0)
 	seq := &engine.Sequence{Cache: cache}
 	start := time.Now()
 	if err := gen.Prefill(ctx, seq, prompt); err != nil {
@@ -55,7 +54,7 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 	if err != nil {
 		return r, err
 	}
-	meta := sessions.Meta{Model: l.Describe(), ModelFingerprint: l.Model.Fingerprint, Tokens: seq.Tokens, Created: start, Updated: start}
+	meta := sessions.Meta{Model: l.Describe(), ModelFingerprint: l.Weights.Fingerprint, Tokens: seq.Tokens, Created: start, Updated: start}
 	if l.Tok != nil {
 		meta.TokenizerFingerprint = l.Tok.Fingerprint()
 	}
@@ -76,7 +75,7 @@ func benchRestore(ctx context.Context, l *conversation.Model, prompt []int32, er
 	if err != nil {
 		return r, err
 	}
-	err = snap.CheckModel(l.Model, meta.TokenizerFingerprint, n)
+	err = snap.CheckModel(l.Weights, meta.TokenizerFingerprint, n)
 	if err == nil {
 		err = fresh.Import(snap.KV)
 	}

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/controllers"
 	_ "github.com/driftwoodlabs/driftwood/controllers/shipped" // regex, json, choice, ban, maxwords
-	"github.com/driftwoodlabs/driftwood/conversation"
 )
 
 // cmdControllers implements "driftwood controllers [list|build]".
@@ -92,9 +92,9 @@ type controllerSet struct {
 
 // newControllerSet starts the controller host for m; log lines and faults
 // go to errOut, each line prefixed with the controller's name.
-func newControllerSet(m *conversation.Model, dir string, errOut io.Writer) (*controllerSet, error) {
+func newControllerSet(m *chatopen.Loaded, dir string, errOut io.Writer) (*controllerSet, error) {
 	s := &controllerSet{}
-	host, err := controllers.NewHost(m.Tok, m.Model.Config.VocabSize, controllers.HostOptions{Dirs: []string{dir}, CacheDir: controllers.DefaultCacheDir(), Log: func(l controllers.Log) {
+	host, err := controllers.NewHost(m.Tok, m.Weights.Config.VocabSize, controllers.HostOptions{Dirs: []string{dir}, CacheDir: controllers.DefaultCacheDir(), Log: func(l controllers.Log) {
 		if l.Fault {
 			s.mu.Lock()
 			if s.fault == nil {

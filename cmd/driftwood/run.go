@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/config"
-	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
@@ -112,8 +112,8 @@ func (g *genFlags) parse(args []string) error {
 }
 
 // openOptions says how to open the model the flags name.
-func (g *genFlags) openOptions(errOut io.Writer) conversation.OpenOptions {
-	return conversation.OpenOptions{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.threads, g.mlxLib, errOut)}
+func (g *genFlags) openOptions(errOut io.Writer) chatopen.Options {
+	return chatopen.Options{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.threads, g.mlxLib, errOut)}
 }
 
 // samplingSet reports whether any sampling flag was given.
@@ -149,7 +149,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if (*prompt == "") == (*promptIDs == "") || (inSession && *prompt == "") {
 		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3 (a session needs --prompt)")
 	}
-	l, err := conversation.Open(ctx, g.model, g.openOptions(errOut))
+	l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))
 	if err != nil {
 		return err
 	}
@@ -189,16 +189,14 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cache, err := l.Backend.NewCache(l.Model.Config.Window(g.context))
+	cache, err := l.Backend.NewCache(l.Window(g.context))
 	if err != nil {
 		return err
 	}
 	defer cache.Close()
-	vocab := l.Model.Config.VocabSize
-	gen := engine.NewGenerator(l.Backend, engine.NewSampler(g.sampling, vocab), vocab)
-	gen.MaxTokens = g.maxTokens
-	if !*ignoreEOS {
-		gen.StopTokens = l.StopTokens()
+	gen := l.Generator(g.sampling, g.maxTokens)
+	if *ignoreEOS {
+		gen.StopTokens = nil
 	}
 	if cs != nil {
 		gen.Hook = cs.Driver
@@ -224,22 +222,22 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 }
 
 // promptTokens turns the prompt flags into token ids.
-func promptTokens(l *conversation.Model, text, idList string, useChat bool, system string) ([]int32, error) {
+func promptTokens(l *chatopen.Loaded, text, idList string, useChat bool, system string) ([]int32, error) {
 	if idList != "" {
-		return parseIDs(idList, l.Model.Config.VocabSize)
+		return parseIDs(idList, l.Weights.Config.VocabSize)
 	}
 	if err := l.NeedTokenizer(); err != nil {
 		return nil, err
 	}
 	if !useChat {
 		ids := l.Tok.Encode(text)
-		if bos := l.Model.Config.BOSTokenID; bos != nil {
+		if bos := l.Weights.Config.BOSTokenID; bos != nil {
 			ids = append([]int32{*bos}, ids...)
 		}
 		return ids, nil
 	}
 	if l.Template == nil {
-		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.Model.Dir)
+		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.Weights.Dir)
 	}
 	var msgs []chat.Message
 	if system != "" {
@@ -263,7 +261,7 @@ func parseIDs(list string, vocab int) ([]int32, error) {
 
 // printer streams the reply as text, or as JSON lines.
 type printer struct {
-	l      *conversation.Model
+	l      *chatopen.Loaded
 	out    io.Writer
 	json   *json.Encoder
 	stream interface {
@@ -272,7 +270,7 @@ type printer struct {
 	}
 }
 
-func newPrinter(l *conversation.Model, out io.Writer, asJSON bool) *printer {
+func newPrinter(l *chatopen.Loaded, out io.Writer, asJSON bool) *printer {
 	p := &printer{l: l, out: out}
 	if asJSON {
 		p.json = json.NewEncoder(out)
@@ -335,7 +333,7 @@ type statsLine struct {
 
 // printStats prints the reply's stats; fail, when not nil, is the
 // controller's refusal or fault.
-func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *conversation.Model, fail *controllerError) error {
+func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *chatopen.Loaded, fail *controllerError) error {
 	if asJSON {
 		var s statsLine
 		s.Stats.PromptTokens, s.Stats.PromptTPS = st.PromptTokens, st.PromptRate()

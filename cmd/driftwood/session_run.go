@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
@@ -18,7 +19,7 @@ const sessionPatience = 30 * time.Second
 // sessionRun is one `run --session` / `run --continue`.
 type sessionRun struct {
 	g              *genFlags
-	l              *conversation.Model
+	l              *chatopen.Loaded
 	cs             *controllerSet // nil when the model has no tokenizer
 	cf             controllerFlags
 	store          sessions.Store
@@ -33,7 +34,7 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 	if r.cs != nil {
 		ctl = r.cs.Host
 	}
-	conv, err := conversation.New(*r.l, conversation.Options{Window: r.l.Model.Config.Window(r.g.context), Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: ctl})
+	conv, err := r.l.Chat(chatopen.ChatOptions{Context: r.g.context, Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: ctl})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package conversation
+package chatopen
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func TestOpenRefusesATokenizerLargerThanTheModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(context.Background(), dir, OpenOptions{Threads: 1, Hub: &hub.Options{Offline: true, CacheDir: t.TempDir()}})
+	_, err = Open(context.Background(), dir, Options{Threads: 1, Hub: &hub.Options{Offline: true, CacheDir: t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), "tokenizer.json has 701 tokens but the model has 512") || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("Open = %v, want the two files named", err)
 	}

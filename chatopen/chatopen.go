@@ -1,0 +1,198 @@
+// Package chatopen is the one way to open a chat: it turns a model name
+// (a folder, or a Hugging Face repo id pulled into the cache first, with
+// structured progress reports), a backend choice and settings into a
+// loaded model (weights, tokenizer, chat template, backend), and the
+// loaded model into a ready conversation (context window clamped to
+// the model, generator settings, system prompt). run, bench, the
+// session commands and the chat all open their model here, so that a
+// change to the recipe lands once.
+package chatopen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+	"github.com/driftwoodlabs/driftwood/hub"
+)
+
+// Options says how to open a model.
+type Options struct {
+	// Threads for the CPU backend; 0 means one per core.
+	Threads int
+	// Progress receives download progress when the model must be pulled
+	// first; nil means none.
+	Progress io.Writer
+	// OnProgress, when set, receives each download progress report
+	// instead (hub.Options.OnProgress).
+	OnProgress func(hub.ProgressReport)
+	// Hub is where repo ids are resolved; the zero value means the
+	// environment's settings (hub.OptionsFromEnv).
+	Hub *hub.Options
+	// NewBackend prepares the loaded model for the chosen backend; nil
+	// means the CPU backend with Threads.
+	NewBackend func(*engine.Model) (engine.Backend, error)
+}
+
+// Loaded is a model ready to generate: its weights prepared for a
+// backend, and its tokenizer and chat template when the folder has them.
+// Close frees it.
+type Loaded struct {
+	// Name is how the user named the model (a repo id or a folder).
+	Name     string
+	Weights  *engine.Model
+	Tok      *tokenizer.Tokenizer // nil without tokenizer.json
+	Template *chat.Template       // nil without a chat template
+	Backend  engine.Backend
+	// LoadTime is how long Open took (without a download).
+	LoadTime time.Duration
+}
+
+// Open loads a model: name is a model folder or a Hugging Face repo id
+// (pulled into the cache first if it is not there yet). The tokenizer
+// and chat template are loaded when the folder has them (Tok/Template
+// stay nil otherwise).
+func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
+	hopt := hub.OptionsFromEnv()
+	if opt.Hub != nil {
+		hopt = *opt.Hub
+	}
+	hopt.Progress, hopt.OnProgress = opt.Progress, opt.OnProgress
+	dir, err := hub.Resolve(name, hopt)
+	if errors.Is(err, hub.ErrNotCached) {
+		dir, err = hub.Pull(ctx, name, hopt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	m, err := engine.LoadModel(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loaded{Name: name, Weights: m}
+	if err := l.loadText(dir); err != nil {
+		m.Close()
+		return nil, err
+	}
+	newBackend := opt.NewBackend
+	if newBackend == nil {
+		newBackend = func(m *engine.Model) (engine.Backend, error) { return cpu.New(m, cpu.Options{Threads: opt.Threads}) }
+	}
+	b, err := newBackend(m)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	l.Backend = b
+	l.LoadTime = time.Since(start)
+	return l, nil
+}
+
+func (l *Loaded) loadText(dir string) error {
+	path := filepath.Join(dir, "tokenizer.json")
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	var err error
+	if l.Tok, err = tokenizer.Load(path); err != nil {
+		return err
+	}
+	if err := l.Weights.CheckVocabulary(path, l.Tok.VocabSize()); err != nil {
+		return err
+	}
+	if l.Template, err = chat.Load(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Close frees the backend and unmaps the weights.
+func (l *Loaded) Close() {
+	l.Backend.Close()
+	l.Weights.Close()
+}
+
+// Describe names the model for people: its name and shape.
+func (l *Loaded) Describe() string {
+	name := l.Name
+	if name == "" {
+		name = filepath.Base(filepath.Clean(l.Weights.Dir))
+	}
+	return name + " (" + l.Weights.Config.Describe() + ")"
+}
+
+// StopTokens are the ids that end a reply: the model's end-of-sequence ids
+// and the chat template's end-of-turn token.
+func (l *Loaded) StopTokens() []int32 {
+	ids := append([]int32(nil), l.Weights.Config.EOSTokenIDs...)
+	if l.Template != nil && l.Tok != nil {
+		if id, ok := l.Tok.TokenID(l.Template.EOS()); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// NeedTokenizer is the error for text work on a folder without one.
+func (l *Loaded) NeedTokenizer() error {
+	if l.Tok == nil {
+		return fmt.Errorf("model %s has no tokenizer.json: give token ids instead of text", l.Weights.Dir)
+	}
+	return nil
+}
+
+// CanChat is the error for a chat on a folder without a tokenizer or a
+// chat template (a base model rather than an instruct one).
+func (l *Loaded) CanChat() error {
+	if l.Tok == nil || l.Template == nil {
+		return fmt.Errorf("%s has no tokenizer or no chat template: chatting needs an instruct (chat) model folder", l.Name)
+	}
+	return nil
+}
+
+// Window is the context window for a requested size: the request
+// clamped to what the model was trained for (engine.Config.Window).
+func (l *Loaded) Window(requested int) int { return l.Weights.Config.Window(requested) }
+
+// Generator is a decode loop on the model's backend with sampling s,
+// replies bounded to maxTokens (0: no bound) and ended by StopTokens.
+func (l *Loaded) Generator(s engine.SamplerConfig, maxTokens int) *engine.Generator {
+	vocab := l.Weights.Config.VocabSize
+	gen := engine.NewGenerator(l.Backend, engine.NewSampler(s, vocab), vocab)
+	gen.StopTokens, gen.MaxTokens = l.StopTokens(), maxTokens
+	return gen
+}
+
+// ChatOptions are a new conversation's settings.
+type ChatOptions struct {
+	// Context is the context window asked for; the model's trained
+	// length bounds it (Window).
+	Context   int
+	Sampler   engine.SamplerConfig
+	MaxTokens int
+	// System is the system prompt ("" for none).
+	System string
+	// Controller, when not nil, sees every step of every reply.
+	Controller conversation.Controller
+}
+
+// Chat starts an empty conversation on the model.
+func (l *Loaded) Chat(opt ChatOptions) (*conversation.Conversation, error) {
+	rt := conversation.Runtime{Label: l.Describe(), Weights: l.Weights, Tok: l.Tok, Template: l.Template, Backend: l.Backend, Generator: l.Generator}
+	conv, err := conversation.New(rt, conversation.Options{Window: l.Window(opt.Context), Sampler: opt.Sampler, MaxTokens: opt.MaxTokens, Controller: opt.Controller})
+	if err != nil {
+		return nil, err
+	}
+	conv.SetSystem(opt.System)
+	return conv, nil
+}
