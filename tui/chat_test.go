@@ -56,12 +56,12 @@ func TestChatSession(t *testing.T) {
 	}
 
 	m, screen := c.finalScreen()
-	msgs := m.conv.Messages()
+	msgs := m.chat.conv.Messages()
 	second, third := msgs[3].Content, msgs[5].Content
 	if !strings.HasSuffix(second, strings.Repeat("!", 8)) || strings.Trim(second[:len(second)-8], "ABC") != "" || len(second) != 12 {
 		t.Errorf("second reply %q: want 4 of A, B, C (abc) then 8 \"!\" (bang)", second)
 	}
-	if marks := m.transcript.entries[len(m.transcript.entries)-1].marks; len(marks) != 3 {
+	if marks := m.chat.transcript.entries[len(m.chat.transcript.entries)-1].marks; len(marks) != 3 {
 		t.Errorf("stopped reply %q has %d tokens, want 3", third, len(marks))
 	}
 	goldenfile.RequireEqual(t, screen)
@@ -105,8 +105,8 @@ func TestSaveNewLoad(t *testing.T) {
 	}
 
 	m, screen := c.finalScreen()
-	if m.conv.Tokens() != tokens {
-		t.Errorf("restored %d tokens, saved %d", m.conv.Tokens(), tokens)
+	if m.chat.conv.Tokens() != tokens {
+		t.Errorf("restored %d tokens, saved %d", m.chat.conv.Tokens(), tokens)
 	}
 	goldenfile.RequireEqual(t, screen)
 	if saved, err := m.Close(); err != nil || saved != "" {
@@ -134,7 +134,7 @@ func TestCtrlCLadderInChat(t *testing.T) {
 	close(h.release)
 	c.idle()
 	m, _ := c.finalScreen()
-	if msgs := m.conv.Messages(); len(msgs) != 2 || msgs[1].Content == "" {
+	if msgs := m.chat.conv.Messages(); len(msgs) != 2 || msgs[1].Content == "" {
 		t.Errorf("the stopped reply was not kept: %+v", msgs)
 	}
 }
@@ -217,7 +217,7 @@ func TestInputKeys(t *testing.T) {
 	c.key(ctrlC)
 	c.wait("a cleared input", func(s snapshot) bool { return s.input == "" })
 	m, _ := c.finalScreen()
-	if msgs := m.conv.Messages(); msgs[0].Content != "line one\nline two" {
+	if msgs := m.chat.conv.Messages(); msgs[0].Content != "line one\nline two" {
 		t.Errorf("sent %q", msgs[0].Content)
 	}
 	if data, err := os.ReadFile(opt.HistoryFile); err != nil || string(data) != "\"line one\\nline two\"\n" {

@@ -37,7 +37,7 @@ type commandSpec struct {
 	// being generated (they do not touch the conversation).
 	whileReplying bool
 	// run carries the command out.
-	run func(*Model, command) tea.Cmd
+	run func(*chatPage, command) tea.Cmd
 }
 
 // commandSpecs is the table of slash commands, in the order /help lists

@@ -9,9 +9,16 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// openEditor edits the input in $VISUAL or $EDITOR (vi when neither is
-// set); the program pauses until the editor exits.
-func (m *Model) openEditor() tea.Cmd {
+// editorClosedMsg brings back the text edited in $EDITOR.
+type editorClosedMsg struct {
+	text string
+	err  error
+}
+
+// editInput edits text in $VISUAL or $EDITOR (vi when neither is set);
+// the program pauses until the editor exits, then an editorClosedMsg
+// brings the text back.
+func editInput(text string) (tea.Cmd, error) {
 	editor := os.Getenv("VISUAL")
 	if editor == "" {
 		editor = os.Getenv("EDITOR")
@@ -21,18 +28,16 @@ func (m *Model) openEditor() tea.Cmd {
 	}
 	f, err := os.CreateTemp("", "driftwood-*.md")
 	if err != nil {
-		m.fail(err)
-		return nil
+		return nil, err
 	}
 	path := f.Name()
-	_, err = f.WriteString(m.input.Value())
+	_, err = f.WriteString(text)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		os.Remove(path)
-		m.fail(err)
-		return nil
+		return nil, err
 	}
 	args := strings.Fields(editor)
 	c := exec.Command(args[0], append(args[1:], path)...)
@@ -43,5 +48,5 @@ func (m *Model) openEditor() tea.Cmd {
 		}
 		b, err := os.ReadFile(path)
 		return editorClosedMsg{text: strings.TrimRight(string(b), "\n"), err: err}
-	})
+	}), nil
 }

@@ -105,8 +105,11 @@ func testOptions(t *testing.T) Options {
 // snapshot is what a test sees of the model, taken on the program's
 // goroutine.
 type snapshot struct {
-	screen     string
-	state      state
+	screen string
+	// chat is set once the chat page is shown; until then state is the
+	// model page's screen.
+	chat       bool
+	state      modelState
 	replying   bool
 	stopping   bool
 	busy       string
@@ -133,24 +136,26 @@ type probe struct {
 }
 
 func (p *probe) filter(tm tea.Model, msg tea.Msg) tea.Msg {
-	m, ok := tm.(*Model)
+	m, ok := tm.(*App)
 	if !ok {
 		return msg
 	}
-	s := snapshot{screen: m.View().Content, state: m.state, replying: m.reply != nil, busy: m.busy,
-		notice: m.notice, picker: m.picker != nil, help: m.showHelp, input: m.input.Value(), used: m.used, messages: -1}
-	s.stopping = m.reply != nil && m.reply.stopping
-	if n := len(m.transcript.entries); n > 0 {
-		s.last = m.transcript.entries[n-1].text
-	}
+	s := snapshot{screen: m.View().Content, state: m.models.state, notice: m.notice.Text(), input: m.models.input.Value(), messages: -1}
 	s.logs = append([]logLine(nil), m.logs.lines...)
-	if m.host != nil {
-		if mod, _ := m.host.Current(); mod != nil {
+	if c := m.chat; c != nil {
+		s.chat, s.replying, s.busy, s.picker, s.help, s.input, s.used = true, c.reply != nil, c.busy, c.picker != nil, c.showHelp, c.input.Value(), c.used
+		s.stopping = c.reply != nil && c.reply.stopping
+		if n := len(c.transcript.entries); n > 0 {
+			s.last = c.transcript.entries[n-1].text
+		}
+		if mod, _ := c.host.Current(); mod != nil {
 			s.controller = mod.Name
 		}
-	}
-	if m.conv != nil && m.reply == nil && m.busy == "" {
-		s.messages = len(m.conv.Messages())
+		if c.reply == nil && c.busy == "" {
+			s.messages = len(c.conv.Messages())
+		}
+	} else {
+		s.picker = m.models.picker != nil
 	}
 	p.mu.Lock()
 	p.snap = s
@@ -170,7 +175,7 @@ type pollRequestedMsg struct{}
 // session is a running test program.
 type session struct {
 	t     *testing.T
-	m     *Model
+	m     *App
 	tm    *teatest.TestModel
 	probe *probe
 }
@@ -212,14 +217,14 @@ func (c *session) wait(what string, cond func(snapshot) bool) snapshot {
 func (c *session) idle() snapshot {
 	c.t.Helper()
 	return c.wait("the chat to be idle", func(s snapshot) bool {
-		return s.state == stateChat && !s.replying && s.busy == "" && s.messages >= 0
+		return s.chat && !s.replying && s.busy == "" && s.messages >= 0
 	})
 }
 
 // loaded waits for the model.
 func (c *session) loaded() snapshot {
 	c.t.Helper()
-	return c.wait("the model", func(s snapshot) bool { return s.state == stateChat })
+	return c.wait("the model", func(s snapshot) bool { return s.chat })
 }
 
 // typeLine types text and presses Enter.
@@ -238,12 +243,12 @@ var (
 )
 
 // finalScreen quits with the Ctrl+C ladder and returns the last screen.
-func (c *session) finalScreen() (*Model, string) {
+func (c *session) finalScreen() (*App, string) {
 	c.t.Helper()
 	c.key(ctrlC)
 	c.wait("the quit notice", func(s snapshot) bool { return strings.HasPrefix(s.notice, quitNotice) })
 	c.key(ctrlC)
-	m := c.tm.FinalModel(c.t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	m := c.tm.FinalModel(c.t, teatest.WithFinalTimeout(10*time.Second)).(*App)
 	return m, normalize(m.View().Content)
 }
 

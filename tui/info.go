@@ -24,31 +24,31 @@ func commandsText() string {
 }
 
 // showText describes the model, the settings and the controller.
-func (m *Model) showText() string {
-	s := m.conv.Sampler()
+func (p *chatPage) showText() string {
+	s := p.conv.Sampler()
 	maxTokens := "until the model stops"
-	if n := m.conv.MaxTokens(); n > 0 {
+	if n := p.conv.MaxTokens(); n > 0 {
 		maxTokens = thousands(n)
 	}
 	controller := "none"
-	if mod, arg := m.host.Current(); mod != nil {
+	if mod, arg := p.host.Current(); mod != nil {
 		controller = mod.Name
 		if arg != "" {
 			controller += " " + arg
 		}
 	}
-	system := m.systemPrompt()
+	system := p.systemPrompt()
 	if system == "" {
 		system = "none"
 	}
-	session := m.session
+	session := p.session
 	if session == "" {
 		session = "not saved yet"
 	}
 	return strings.Join([]string{
-		"model       " + m.model.Describe(),
-		"backend     " + m.model.Backend.Name(),
-		"context     " + thousands(m.used) + " of " + thousands(m.conv.Window()) + " tokens",
+		"model       " + p.model.Describe(),
+		"backend     " + p.model.Backend.Name(),
+		"context     " + thousands(p.used) + " of " + thousands(p.conv.Window()) + " tokens",
 		fmt.Sprintf("sampling    temp %g · top_p %g · top_k %d · min_p %g · seed %d", s.Temperature, s.TopP, s.TopK, s.MinP, s.Seed),
 		"max_tokens  " + maxTokens,
 		"controller  " + controller,
@@ -58,16 +58,16 @@ func (m *Model) showText() string {
 }
 
 // statsText describes the last reply's speed and size.
-func (m *Model) statsText() string {
-	load := "model loaded in " + formatMillis(m.model.LoadTime)
-	if m.stats == nil {
+func (p *chatPage) statsText() string {
+	load := "model loaded in " + formatMillis(p.model.LoadTime)
+	if p.stats == nil {
 		return "no reply yet · " + load
 	}
-	st := m.stats
+	st := p.stats
 	return strings.Join([]string{
 		fmt.Sprintf("prompt  %s tokens at %.1f tok/s", thousands(st.PromptTokens), st.PromptRate()),
 		fmt.Sprintf("reply   %s tokens at %.1f tok/s (stop: %s)", thousands(st.GenTokens), st.GenRate(), st.Reason),
-		fmt.Sprintf("context %s of %s tokens · %s", thousands(m.used), thousands(m.conv.Window()), load),
+		fmt.Sprintf("context %s of %s tokens · %s", thousands(p.used), thousands(p.conv.Window()), load),
 	}, "\n")
 }
 

@@ -64,23 +64,6 @@ func waitProgress(ch <-chan progressReportedMsg) tea.Cmd {
 	}
 }
 
-// loadModel starts loading a model; label, when not empty, is the name
-// shown for it.
-func (m *Model) loadModel(name, label string) tea.Cmd {
-	if label == "" {
-		label = modelLabel(name)
-	}
-	ch := make(chan progressReportedMsg, 16)
-	m.state = stateLoading
-	m.loading = loadState{name: label, percent: -1, progress: ch}
-	ctx, opt, hopt := m.ctx, m.opt, m.hub
-	load := m.work(func() tea.Msg {
-		defer close(ch)
-		return openModel(ctx, name, label, opt, hopt, reportProgress(ch))
-	})
-	return tea.Batch(load, waitProgress(ch), m.status.Tick())
-}
-
 // openModel loads the model and starts a conversation and its controller
 // host.
 func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Options, progress func(hub.ProgressReport)) modelLoadedMsg {

@@ -56,6 +56,9 @@ func (p *logPane) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// Unread counts the lines that arrived while the pane was closed.
+func (p *logPane) Unread() int { return p.unread }
+
 // Height is the rows the pane takes (0 when closed).
 func (p *logPane) Height() int {
 	if !p.open {

@@ -56,6 +56,12 @@ func newPicker(c *Common, kind pickerKind, title string, items []pickItem) *pick
 	return &picker{common: c, kind: kind, list: l}
 }
 
+// restyle applies new styles.
+func (p *picker) restyle() { p.list.Styles = p.common.Styles.List }
+
+// is reports whether the picker chooses a kind of thing.
+func (p *picker) is(kind pickerKind) bool { return p.kind == kind }
+
 // SetSize sizes the picker.
 func (p *picker) SetSize(w, h int) { p.list.SetSize(w, h) }
 

@@ -55,11 +55,11 @@ type replyDoneMsg struct {
 
 // startReply generates a reply to text (or, with regen, the last reply
 // again) in a goroutine.
-func (m *Model) startReply(text string, regen bool) tea.Cmd {
-	m.nextID++
-	ctx, cancel := context.WithCancel(m.ctx)
-	s := &replyStream{id: m.nextID, text: text, cancel: cancel, updates: make(chan replyUpdate, maxBatch)}
-	conv, pace := m.conv, m.pace
+func (p *chatPage) startReply(text string, regen bool) tea.Cmd {
+	p.nextID++
+	ctx, cancel := context.WithCancel(p.ctx)
+	s := &replyStream{id: p.nextID, text: text, cancel: cancel, updates: make(chan replyUpdate, maxBatch)}
+	conv, pace := p.conv, p.pace
 	go func() {
 		defer close(s.updates)
 		defer cancel()
@@ -91,8 +91,8 @@ func (m *Model) startReply(text string, regen bool) tea.Cmd {
 		}
 		s.used = conv.Tokens()
 	}()
-	m.reply = s
-	return tea.Batch(s.next, m.status.Tick())
+	p.reply = s
+	return tea.Batch(s.next, p.status.Tick())
 }
 
 // next waits for the reply's next updates, taking all that are ready, or
@@ -126,46 +126,46 @@ func (s *replyStream) wait() {
 }
 
 // stopReply asks the running reply to stop; what it produced is kept.
-func (m *Model) stopReply() {
-	if m.reply != nil && !m.reply.stopping {
-		m.reply.stopping = true
-		m.reply.cancel()
+func (p *chatPage) stopReply() {
+	if p.reply != nil && !p.reply.stopping {
+		p.reply.stopping = true
+		p.reply.cancel()
 	}
 }
 
 // onTokens streams updates into the transcript.
-func (m *Model) onTokens(msg tokensArrivedMsg) tea.Cmd {
-	if m.reply == nil || msg.id != m.reply.id {
+func (p *chatPage) onTokens(msg tokensArrivedMsg) tea.Cmd {
+	if p.reply == nil || msg.id != p.reply.id {
 		return nil
 	}
 	us := make([]conversation.Update, len(msg.updates))
 	for i, u := range msg.updates {
 		us[i] = u.Update
 		if u.Event.Token >= 0 {
-			m.reply.tokens++
+			p.reply.tokens++
 		}
-		m.reply.tokens -= u.Event.Backtrack
+		p.reply.tokens -= u.Event.Backtrack
 	}
-	m.transcript.applyUpdates(us)
-	m.used = msg.updates[len(msg.updates)-1].used
-	return m.reply.next
+	p.transcript.applyUpdates(us)
+	p.used = msg.updates[len(msg.updates)-1].used
+	return p.reply.next
 }
 
 // onReplyDone settles the reply.
-func (m *Model) onReplyDone(msg replyDoneMsg) {
-	if m.reply == nil || msg.id != m.reply.id {
+func (p *chatPage) onReplyDone(msg replyDoneMsg) {
+	if p.reply == nil || msg.id != p.reply.id {
 		return
 	}
-	text := m.reply.text
-	m.reply = nil
+	text := p.reply.text
+	p.reply = nil
 	var long *conversation.TooLongError
 	if errors.As(msg.err, &long) {
-		m.refused(text, long)
+		p.refused(text, long)
 		return
 	}
-	m.used, m.dirty = msg.used, true
+	p.used, p.dirty = msg.used, true
 	st := msg.reply.Stats
-	m.stats = &st
+	p.stats = &st
 	note := ""
 	var full *engine.ContextFullError
 	switch {
@@ -180,25 +180,25 @@ func (m *Model) onReplyDone(msg replyDoneMsg) {
 	case st.Reason == engine.StopHook:
 		note = "ended by the controller"
 	}
-	m.transcript.endReply(msg.reply.Text, note)
+	p.transcript.endReply(msg.reply.Text, note)
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		text := msg.err.Error()
 		if full != nil {
 			text = "The context window is full (" + thousands(full.Window) + " tokens). /new starts a new conversation (this one is saved first)."
 		}
-		m.transcript.add(entryError, text)
-		m.logs.add(logLine{source: "driftwood", text: msg.err.Error(), fault: true})
+		p.transcript.add(entryError, text)
+		p.logs.add(logLine{source: "driftwood", text: msg.err.Error(), fault: true})
 	}
 }
 
 // refused undoes a message that did not fit the context window: the
 // conversation did not take it, so the transcript drops it and the text
 // goes back into the input box for the user to shorten.
-func (m *Model) refused(text string, long *conversation.TooLongError) {
-	m.transcript.unsend(text != "", m.conv.Messages())
-	if text != "" && m.input.Value() == "" {
-		m.input.SetValue(text)
+func (p *chatPage) refused(text string, long *conversation.TooLongError) {
+	p.transcript.unsend(text != "", p.conv.Messages())
+	if text != "" && p.input.Value() == "" {
+		p.input.SetValue(text)
 	}
-	m.fail(fmt.Errorf("not sent: with this message the conversation is %s tokens, more than the context window of %s (%s used); shorten it, or /new starts afresh",
+	p.notice.fail(fmt.Errorf("not sent: with this message the conversation is %s tokens, more than the context window of %s (%s used); shorten it, or /new starts afresh",
 		thousands(long.Tokens), thousands(long.Window), thousands(long.Held)))
 }

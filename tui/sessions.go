@@ -50,20 +50,20 @@ type sessionLoadedMsg struct {
 // sessionName is the name the conversation saves under, made up from
 // the time for a conversation never saved (with a suffix when another
 // session has that name already).
-func (m *Model) sessionName() string {
-	if m.session == "" {
+func (p *chatPage) sessionName() string {
+	if p.session == "" {
 		base := "chat-" + time.Now().Format("20060102-150405")
-		m.session = base
-		for i := 2; m.opt.Sessions.Exists(m.session); i++ {
-			m.session = fmt.Sprintf("%s-%d", base, i)
+		p.session = base
+		for i := 2; p.opt.Sessions.Exists(p.session); i++ {
+			p.session = fmt.Sprintf("%s-%d", base, i)
 		}
 	}
-	return m.session
+	return p.session
 }
 
 // hasTurns reports whether the conversation has anything worth saving.
-func (m *Model) hasTurns() bool {
-	for _, msg := range m.conv.Messages() {
+func (p *chatPage) hasTurns() bool {
+	for _, msg := range p.conv.Messages() {
 		if msg.Role != "system" {
 			return true
 		}
@@ -74,103 +74,103 @@ func (m *Model) hasTurns() bool {
 // claimFor returns the claim on session name: the conversation's own
 // when it is that session, else a new one (an error when another process
 // holds it).
-func (m *Model) claimFor(name string) (*sessions.Claim, error) {
-	if m.claim != nil && m.claim.Name() == name {
-		return m.claim, nil
+func (p *chatPage) claimFor(name string) (*sessions.Claim, error) {
+	if p.claim != nil && p.claim.Name() == name {
+		return p.claim, nil
 	}
-	return m.opt.Sessions.Claim(name)
+	return p.opt.Sessions.Claim(name)
 }
 
 // keepClaim makes c the conversation's claim, releasing the one it had.
-func (m *Model) keepClaim(c *sessions.Claim) {
-	if c != m.claim {
-		m.claim.Release()
-		m.claim = c
+func (p *chatPage) keepClaim(c *sessions.Claim) {
+	if c != p.claim {
+		p.claim.Release()
+		p.claim = c
 	}
 }
 
 // dropClaim releases c unless it is the conversation's claim.
-func (m *Model) dropClaim(c *sessions.Claim) {
-	if c != m.claim {
+func (p *chatPage) dropClaim(c *sessions.Claim) {
+	if c != p.claim {
 		c.Release()
 	}
 }
 
 // save writes the conversation as session name, off the UI goroutine.
-func (m *Model) save(name string, then afterSave, next string) tea.Cmd {
-	claim, err := m.claimFor(name)
+func (p *chatPage) save(name string, then afterSave, next string) tea.Cmd {
+	claim, err := p.claimFor(name)
 	if err != nil {
-		m.fail(err)
+		p.notice.fail(err)
 		return nil
 	}
-	if claim != m.claim && claim.Exists() {
+	if claim != p.claim && claim.Exists() {
 		// Another conversation's session: saving would replace it.
 		claim.Release()
-		m.fail(fmt.Errorf("session %q already exists: /load it, or save under another name", name))
+		p.notice.fail(fmt.Errorf("session %q already exists: /load it, or save under another name", name))
 		return nil
 	}
-	m.busy = "saving " + name
-	conv := m.conv
-	return tea.Batch(m.work(func() tea.Msg {
+	p.busy = "saving " + name
+	conv := p.conv
+	return tea.Batch(p.work(func() tea.Msg {
 		err := conv.Save(claim)
 		return sessionSavedMsg{name: name, claim: claim, tokens: conv.Tokens(), err: err, then: then, next: next}
-	}), m.status.Tick())
+	}), p.status.Tick())
 }
 
 // saveThen saves a changed conversation before replacing it; an unchanged
 // one is replaced at once.
-func (m *Model) saveThen(then afterSave, next string) tea.Cmd {
-	if m.dirty && m.hasTurns() {
-		return m.save(m.sessionName(), then, next)
+func (p *chatPage) saveThen(then afterSave, next string) tea.Cmd {
+	if p.dirty && p.hasTurns() {
+		return p.save(p.sessionName(), then, next)
 	}
-	return m.afterSaved(sessionSavedMsg{then: then, next: next})
+	return p.afterSaved(sessionSavedMsg{then: then, next: next})
 }
 
 // afterSaved handles the end of a save.
-func (m *Model) afterSaved(msg sessionSavedMsg) tea.Cmd {
-	m.busy = ""
+func (p *chatPage) afterSaved(msg sessionSavedMsg) tea.Cmd {
+	p.busy = ""
 	if msg.err != nil {
-		m.dropClaim(msg.claim)
-		m.fail(msg.err)
+		p.dropClaim(msg.claim)
+		p.notice.fail(msg.err)
 		return nil
 	}
 	saved := ""
 	if msg.name != "" {
-		m.keepClaim(msg.claim)
-		m.session, m.dirty = msg.name, false
+		p.keepClaim(msg.claim)
+		p.session, p.dirty = msg.name, false
 		saved = fmt.Sprintf("saved session %s (%s tokens)", msg.name, thousands(msg.tokens))
 	}
 	switch msg.then {
 	case afterNew:
-		m.conv.Clear()
-		m.keepClaim(nil)
-		m.session, m.dirty, m.used = "", false, m.conv.Tokens()
-		m.transcript.reset(m.conv.Messages())
-		m.say(join("new conversation", saved))
+		p.conv.Clear()
+		p.keepClaim(nil)
+		p.session, p.dirty, p.used = "", false, p.conv.Tokens()
+		p.transcript.reset(p.conv.Messages())
+		p.notice.say(join("new conversation", saved))
 	case afterLoad:
-		m.say(saved)
-		return m.loadSession(msg.next)
+		p.notice.say(saved)
+		return p.loadSession(msg.next)
 	default:
-		m.say(saved)
+		p.notice.say(saved)
 	}
 	return nil
 }
 
 // loadSession restores a session into the conversation, off the UI
 // goroutine.
-func (m *Model) loadSession(name string) tea.Cmd {
-	claim, err := m.claimFor(name)
+func (p *chatPage) loadSession(name string) tea.Cmd {
+	claim, err := p.claimFor(name)
 	if err != nil {
-		m.fail(err)
+		p.notice.fail(err)
 		return nil
 	}
-	m.busy = "loading " + name
-	conv, host := m.conv, m.host
-	return tea.Batch(m.work(func() tea.Msg {
+	p.busy = "loading " + name
+	conv, host := p.conv, p.host
+	return tea.Batch(p.work(func() tea.Msg {
 		msg := restoreSession(conv, host, claim)
 		msg.claim = claim
 		return msg
-	}), m.status.Tick())
+	}), p.status.Tick())
 }
 
 // restoreSession restores session name: the model state when the session
@@ -208,16 +208,16 @@ func restoreSession(conv *conversation.Conversation, host *controllerHost, claim
 }
 
 // afterLoaded handles the end of a session load.
-func (m *Model) afterLoaded(msg sessionLoadedMsg) {
-	m.busy = ""
+func (p *chatPage) afterLoaded(msg sessionLoadedMsg) {
+	p.busy = ""
 	if msg.err != nil {
-		m.dropClaim(msg.claim)
-		m.fail(msg.err)
+		p.dropClaim(msg.claim)
+		p.notice.fail(msg.err)
 		return
 	}
-	m.keepClaim(msg.claim)
-	m.session, m.dirty, m.used = msg.name, false, msg.tokens
-	m.transcript.reset(m.conv.Messages())
+	p.keepClaim(msg.claim)
+	p.session, p.dirty, p.used = msg.name, false, msg.tokens
+	p.transcript.reset(p.conv.Messages())
 	text := fmt.Sprintf("session %s: restored %s tokens in %s", msg.name, thousands(msg.tokens), formatMillis(msg.took))
 	if msg.fallback != nil {
 		text = fmt.Sprintf("session %s: %v\nThe transcript is back; the next message re-processes it (slower, nothing is lost).", msg.name, msg.fallback)
@@ -225,10 +225,10 @@ func (m *Model) afterLoaded(msg sessionLoadedMsg) {
 	if msg.controller != "" && msg.controllerErr == nil {
 		text += "\ncontroller " + msg.controller + " is back on"
 	}
-	m.transcript.add(entryInfo, text)
-	m.say(join(m.notice, strings.SplitN(text, "\n", 2)[0]))
+	p.transcript.add(entryInfo, text)
+	p.notice.say(join(p.notice.Text(), strings.SplitN(text, "\n", 2)[0]))
 	if msg.controllerErr != nil {
-		m.fail(fmt.Errorf("the session's controller %s: %w", msg.controller, msg.controllerErr))
+		p.notice.fail(fmt.Errorf("the session's controller %s: %w", msg.controller, msg.controllerErr))
 	}
 }
 
@@ -267,4 +267,33 @@ func join(parts ...string) string {
 		}
 	}
 	return strings.Join(keep, " · ")
+}
+
+// resume restores the session the options name, if any.
+func (p *chatPage) resume() tea.Cmd {
+	name := p.opt.Session
+	if p.opt.Continue {
+		latest, err := p.opt.Sessions.Latest()
+		if err != nil {
+			p.notice.say(err.Error() + ": starting a new conversation")
+			return nil
+		}
+		name = latest
+	}
+	if name == "" {
+		return nil
+	}
+	claim, err := p.opt.Sessions.Claim(name)
+	if err != nil {
+		p.notice.fail(err)
+		return nil
+	}
+	if !claim.Exists() {
+		p.keepClaim(claim)
+		p.session = name
+		p.notice.say("new session " + name)
+		return nil
+	}
+	claim.Release() // loadSession takes it again, and keeps it if the load works
+	return p.loadSession(name)
 }

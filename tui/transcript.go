@@ -52,10 +52,12 @@ type transcript struct {
 	md    *markdown
 }
 
-func newTranscript(c *Common) transcript {
+// newTranscript starts an empty transcript whose replies are labelled
+// with the model's name.
+func newTranscript(c *Common, label string) transcript {
 	vp := viewport.New()
 	vp.KeyMap = viewport.KeyMap{}
-	return transcript{common: c, vp: vp}
+	return transcript{common: c, vp: vp, label: label}
 }
 
 // SetSize sizes the transcript; a new width renders everything again.
