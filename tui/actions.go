@@ -80,7 +80,7 @@ func (p *chatPage) setSystem(text string) {
 	}
 	p.conv.SetSystem(text)
 	p.transcript.setSystem(text)
-	p.dirty = true
+	p.held.dirty = true
 	if text == "" {
 		p.notice.say("system prompt removed")
 	} else {

@@ -40,12 +40,7 @@ type chatPage struct {
 	model *chatopen.Loaded
 	conv  *conversation.Conversation
 	host  *controllerHost
-	// session is the name the conversation saves under ("" until it is
-	// first saved), claim this process's hold on it; dirty is set when it
-	// changed since.
-	session string
-	claim   *sessions.Claim
-	dirty   bool
+	held  heldSession
 	// used mirrors the context positions held; stats are the last
 	// reply's.
 	used  int
@@ -61,7 +56,7 @@ type chatPage struct {
 // newChatPage starts the chat on a loaded model: it says so, listens to
 // the controllers' logs and restores the session the options name.
 func newChatPage(d chatDeps, msg modelLoadedMsg) (*chatPage, tea.Cmd) {
-	p := &chatPage{chatDeps: d, model: msg.model, conv: msg.conv, host: msg.host}
+	p := &chatPage{chatDeps: d, model: msg.model, conv: msg.conv, host: msg.host, held: heldSession{store: d.opt.Sessions}}
 	p.transcript = newTranscript(d.common, msg.model.Name)
 	p.input = newInput(d.common, d.hist, argNames(d.opt.Sessions, msg.host))
 	p.status = newStatusBar(d.common)
@@ -224,7 +219,7 @@ func (p *chatPage) onControllerReady(msg controllerCompiledMsg) {
 		return
 	}
 	p.host.Driver.Use(msg.mod, msg.arg)
-	p.dirty = true
+	p.held.dirty = true
 	text := "controller " + msg.name + " on"
 	if p.reply != nil {
 		text += " from the next token"
@@ -237,7 +232,7 @@ func (p *chatPage) onControllerReady(msg controllerCompiledMsg) {
 func (p *chatPage) stopAndWait() {
 	if p.reply != nil {
 		p.reply.wait()
-		p.reply, p.dirty = nil, true
+		p.reply, p.held.dirty = nil, true
 	}
 }
 
@@ -245,18 +240,18 @@ func (p *chatPage) stopAndWait() {
 // it, the controllers and the model. It returns the session saved ("" when
 // none was).
 func (p *chatPage) close() (saved string, err error) {
-	if p.dirty && p.hasTurns() {
-		saved = p.sessionName()
+	if p.held.dirty && p.hasTurns() {
+		saved = p.held.nameOrNew()
 		var claim *sessions.Claim
-		if claim, err = p.claimFor(saved); err == nil {
-			p.keepClaim(claim)
+		if claim, err = p.held.claimFor(saved); err == nil {
+			p.held.keep(claim)
 			err = p.conv.Save(claim)
 		}
 		if err != nil {
 			saved = ""
 		}
 	}
-	p.keepClaim(nil)
+	p.held.keep(nil)
 	p.conv.Close()
 	p.host.close()
 	p.model.Close()

@@ -41,7 +41,7 @@ func (p *chatPage) showText() string {
 	if system == "" {
 		system = "none"
 	}
-	session := p.session
+	session := p.held.name
 	if session == "" {
 		session = "not saved yet"
 	}

@@ -163,7 +163,7 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 		p.refused(text, long)
 		return
 	}
-	p.used, p.dirty = msg.used, true
+	p.used, p.held.dirty = msg.used, true
 	st := msg.reply.Stats
 	p.stats = &st
 	note := ""

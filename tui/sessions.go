@@ -47,20 +47,6 @@ type sessionLoadedMsg struct {
 	err           error
 }
 
-// sessionName is the name the conversation saves under, made up from
-// the time for a conversation never saved (with a suffix when another
-// session has that name already).
-func (p *chatPage) sessionName() string {
-	if p.session == "" {
-		base := "chat-" + time.Now().Format("20060102-150405")
-		p.session = base
-		for i := 2; p.opt.Sessions.Exists(p.session); i++ {
-			p.session = fmt.Sprintf("%s-%d", base, i)
-		}
-	}
-	return p.session
-}
-
 // hasTurns reports whether the conversation has anything worth saving.
 func (p *chatPage) hasTurns() bool {
 	for _, msg := range p.conv.Messages() {
@@ -71,39 +57,14 @@ func (p *chatPage) hasTurns() bool {
 	return false
 }
 
-// claimFor returns the claim on session name: the conversation's own
-// when it is that session, else a new one (an error when another process
-// holds it).
-func (p *chatPage) claimFor(name string) (*sessions.Claim, error) {
-	if p.claim != nil && p.claim.Name() == name {
-		return p.claim, nil
-	}
-	return p.opt.Sessions.Claim(name)
-}
-
-// keepClaim makes c the conversation's claim, releasing the one it had.
-func (p *chatPage) keepClaim(c *sessions.Claim) {
-	if c != p.claim {
-		p.claim.Release()
-		p.claim = c
-	}
-}
-
-// dropClaim releases c unless it is the conversation's claim.
-func (p *chatPage) dropClaim(c *sessions.Claim) {
-	if c != p.claim {
-		c.Release()
-	}
-}
-
 // save writes the conversation as session name, off the UI goroutine.
 func (p *chatPage) save(name string, then afterSave, next string) tea.Cmd {
-	claim, err := p.claimFor(name)
+	claim, err := p.held.claimFor(name)
 	if err != nil {
 		p.notice.fail(err)
 		return nil
 	}
-	if claim != p.claim && claim.Exists() {
+	if !p.held.owns(claim) && claim.Exists() {
 		// Another conversation's session: saving would replace it.
 		claim.Release()
 		p.notice.fail(fmt.Errorf("session %q already exists: /load it, or save under another name", name))
@@ -120,8 +81,8 @@ func (p *chatPage) save(name string, then afterSave, next string) tea.Cmd {
 // saveThen saves a changed conversation before replacing it; an unchanged
 // one is replaced at once.
 func (p *chatPage) saveThen(then afterSave, next string) tea.Cmd {
-	if p.dirty && p.hasTurns() {
-		return p.save(p.sessionName(), then, next)
+	if p.held.dirty && p.hasTurns() {
+		return p.save(p.held.nameOrNew(), then, next)
 	}
 	return p.afterSaved(sessionSavedMsg{then: then, next: next})
 }
@@ -130,21 +91,20 @@ func (p *chatPage) saveThen(then afterSave, next string) tea.Cmd {
 func (p *chatPage) afterSaved(msg sessionSavedMsg) tea.Cmd {
 	p.busy = ""
 	if msg.err != nil {
-		p.dropClaim(msg.claim)
+		p.held.drop(msg.claim)
 		p.notice.fail(msg.err)
 		return nil
 	}
 	saved := ""
 	if msg.name != "" {
-		p.keepClaim(msg.claim)
-		p.session, p.dirty = msg.name, false
+		p.held.take(msg.name, msg.claim)
 		saved = fmt.Sprintf("saved session %s (%s tokens)", msg.name, thousands(msg.tokens))
 	}
 	switch msg.then {
 	case afterNew:
 		p.conv.Clear()
-		p.keepClaim(nil)
-		p.session, p.dirty, p.used = "", false, p.conv.Tokens()
+		p.held.take("", nil)
+		p.used = p.conv.Tokens()
 		p.transcript.reset(p.conv.Messages())
 		p.notice.say(join("new conversation", saved))
 	case afterLoad:
@@ -159,7 +119,7 @@ func (p *chatPage) afterSaved(msg sessionSavedMsg) tea.Cmd {
 // loadSession restores a session into the conversation, off the UI
 // goroutine.
 func (p *chatPage) loadSession(name string) tea.Cmd {
-	claim, err := p.claimFor(name)
+	claim, err := p.held.claimFor(name)
 	if err != nil {
 		p.notice.fail(err)
 		return nil
@@ -211,12 +171,12 @@ func restoreSession(conv *conversation.Conversation, host *controllerHost, claim
 func (p *chatPage) afterLoaded(msg sessionLoadedMsg) {
 	p.busy = ""
 	if msg.err != nil {
-		p.dropClaim(msg.claim)
+		p.held.drop(msg.claim)
 		p.notice.fail(msg.err)
 		return
 	}
-	p.keepClaim(msg.claim)
-	p.session, p.dirty, p.used = msg.name, false, msg.tokens
+	p.held.take(msg.name, msg.claim)
+	p.used = msg.tokens
 	p.transcript.reset(p.conv.Messages())
 	text := fmt.Sprintf("session %s: restored %s tokens in %s", msg.name, thousands(msg.tokens), formatMillis(msg.took))
 	if msg.fallback != nil {
@@ -289,8 +249,8 @@ func (p *chatPage) resume() tea.Cmd {
 		return nil
 	}
 	if !claim.Exists() {
-		p.keepClaim(claim)
-		p.session = name
+		p.held.keep(claim)
+		p.held.name = name
 		p.notice.say("new session " + name)
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 func runController(p *chatPage, c command) tea.Cmd {
 	if c.arg(0) == "off" {
 		p.host.Driver.Off()
-		p.dirty = true
+		p.held.dirty = true
 		p.notice.say("controller off")
 		return nil
 	}
@@ -26,7 +26,7 @@ func runControllers(p *chatPage, _ command) tea.Cmd { return p.openControllerPic
 func runSave(p *chatPage, c command) tea.Cmd {
 	name := c.arg(0)
 	if name == "" {
-		name = p.sessionName()
+		name = p.held.nameOrNew()
 	} else if _, err := p.opt.Sessions.Path(name); err != nil {
 		p.notice.fail(err)
 		return nil
@@ -63,7 +63,7 @@ func runSet(p *chatPage, c command) tea.Cmd {
 		return nil
 	}
 	p.conv.SetMaxTokens(n)
-	p.dirty = true
+	p.held.dirty = true
 	p.notice.say(c.arg(0) + " = " + c.arg(1))
 	return nil
 }
