@@ -1,0 +1,148 @@
+package layering
+
+import (
+	"bytes"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/driftwoodlabs/driftwood"
+
+// ranks puts each package of the app (by its path in the module) on a
+// layer: a package may import only packages on lower layers, so nothing
+// imports upward and packages on one layer (two backends, conversation
+// and the controller host) never import each other. Packages not listed
+// (the controller SDK, its examples and build tools, which are the
+// guest's side) are not checked.
+var ranks = map[string]int{
+	"cmd/driftwood": 8,
+	"bench/ggufgen": 8,
+
+	"tui": 7,
+
+	"chatopen": 6,
+	"config":   6,
+	// The shipped modules register themselves with the host.
+	"controllers/shipped": 6,
+
+	// The conversation knows its controllers through an interface, so
+	// the host (and wasmtime) stays out of it.
+	"conversation":        5,
+	"controllers":         5,
+	"backends":            5,
+	"internal/golden":     5,
+	"internal/synthmodel": 5,
+
+	// The backends implement engine.Backend; sessions and the hub know
+	// the engine's types.
+	"engine/cpu": 4,
+	"mlxbridge":  4,
+	"sessions":   4,
+	"hub":        4,
+
+	"engine":      3,
+	"engine/chat": 3,
+
+	"engine/tokenizer":   2,
+	"engine/safetensors": 2,
+
+	"internal/atomicfile":     1,
+	"internal/flock":          1,
+	"internal/limitedfile":    1,
+	"internal/sysmem":         1,
+	"internal/xdg":            1,
+	"mlxbridge/internal/mlxc": 1,
+}
+
+// allowed are edges that break the layers for now, each with the reason.
+var allowed = map[[2]string]string{
+	// The MLX backend borrows the CPU backend's RoPE frequencies
+	// (InvFreq); issue 13 moves InvFreq into engine, and this edge goes
+	// with it.
+	{"mlxbridge", "engine/cpu"}: "issue 13",
+}
+
+// list runs go list over the module's packages with a template.
+func list(t *testing.T, args ...string) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipped: no go command on PATH")
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(gobin, append([]string{"list"}, args...)...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
+}
+
+// TestImportsPointDown checks every import (not test imports) between
+// the module's ranked packages against the layers, and that each
+// package of the module is ranked or knowingly left out.
+func TestImportsPointDown(t *testing.T) {
+	out := list(t, "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"/...")
+	used := map[[2]string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		fields := strings.Fields(line)
+		from, ok := strings.CutPrefix(fields[0], module+"/")
+		if !ok {
+			continue
+		}
+		rf, ranked := ranks[from]
+		if !ranked {
+			if !strings.HasPrefix(from, "controllers/") && !strings.HasPrefix(from, "bench/") && from != "internal/layering" {
+				t.Errorf("%s has no layer: add it to ranks", from)
+			}
+			continue
+		}
+		for _, imp := range fields[1:] {
+			to, ok := strings.CutPrefix(imp, module+"/")
+			rt, ranked := ranks[to]
+			if !ok || !ranked || rt < rf {
+				continue
+			}
+			if _, ok := allowed[[2]string{from, to}]; ok {
+				used[[2]string{from, to}] = true
+				continue
+			}
+			t.Errorf("%s (layer %d) imports %s (layer %d): imports point down, to lower layers only", from, rf, to, rt)
+		}
+	}
+	for edge, why := range allowed {
+		if !used[edge] {
+			t.Errorf("%s no longer imports %s (%s): remove the edge from allowed", edge[0], edge[1], why)
+		}
+	}
+}
+
+// TestDependencies checks what whole dependency trees must leave out:
+// the conversation runs without the Wasm runtime, and the engine without
+// anything of the terminal interface or the Wasm runtime.
+func TestDependencies(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, reason string
+		banned      []string
+	}{
+		{"conversation", "it knows its controllers through an interface", []string{"github.com/bytecodealliance/wasmtime-go", module + "/controllers", module + "/tui", module + "/chatopen"}},
+		{"chatopen", "opening a chat needs no controller host or interface", []string{"github.com/bytecodealliance/wasmtime-go", "charm.land/", module + "/tui"}},
+		{"engine", "the engine knows no one above it", []string{"github.com/bytecodealliance/wasmtime-go", "charm.land/", module + "/sessions", module + "/hub"}},
+	} {
+		deps := strings.Fields(list(t, "-deps", "-f", "{{.ImportPath}}", module+"/"+tc.pkg))
+		var bad []string
+		for _, d := range deps {
+			for _, b := range tc.banned {
+				if strings.HasPrefix(d, b) {
+					bad = append(bad, d)
+				}
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s depends on %s; it must not: %s", tc.pkg, strings.Join(bad, ", "), tc.reason)
+		}
+	}
+}
