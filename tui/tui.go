@@ -10,6 +10,11 @@
 // Each reply runs in a goroutine that streams its tokens back as messages,
 // so the interface never waits on the model; the program's context
 // cancels it.
+//
+// The root model, App, routes between two pages, the model page (pick,
+// type, load) and the chat page; each page drives its components
+// (transcript, input, status bar, log pane, pickers) through their
+// Update, View and SetSize.
 package tui
 
 import (
