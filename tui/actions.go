@@ -119,12 +119,7 @@ func (p *chatPage) runLoad(name string) tea.Cmd {
 
 // openControllerPicker lists the controllers to switch to.
 func (p *chatPage) openControllerPicker() tea.Cmd {
-	var items []pickItem
-	for _, e := range p.host.Registry.List() {
-		if e.Used { // a file that overrides a shipped controller hides it
-			items = append(items, pickItem{title: e.Name, desc: e.Source(), value: e.Name})
-		}
-	}
+	items := p.host.pickItems()
 	if len(items) == 0 {
 		p.notice.fail(fmt.Errorf("no controllers in %s", strings.Join(p.opt.ControllerDirs, ", ")))
 		return nil

@@ -218,7 +218,7 @@ func (p *chatPage) onControllerReady(msg controllerCompiledMsg) {
 		p.notice.fail(msg.err)
 		return
 	}
-	p.host.Driver.Use(msg.mod, msg.arg)
+	p.host.Use(msg.mod, msg.arg)
 	p.held.dirty = true
 	text := "controller " + msg.name + " on"
 	if p.reply != nil {

@@ -70,6 +70,17 @@ func (h *controllerHost) names() []string {
 	return out
 }
 
+// pickItems lists the controllers to switch to, for the picker.
+func (h *controllerHost) pickItems() []pickItem {
+	var items []pickItem
+	for _, e := range h.Registry.List() {
+		if e.Used { // a file that overrides a shipped controller hides it
+			items = append(items, pickItem{title: e.Name, desc: e.Source(), value: e.Name})
+		}
+	}
+	return items
+}
+
 // close stops the controllers.
 func (h *controllerHost) close() { h.Close() }
 

@@ -153,7 +153,7 @@ func restoreSession(conv *conversation.Conversation, host *controllerHost, claim
 	}
 	msg.took, msg.tokens = time.Since(start), conv.Tokens()
 	if snap.Meta.Controller == nil {
-		host.Driver.Off()
+		host.Off()
 		return msg
 	}
 	res := conv.ResumeController()

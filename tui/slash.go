@@ -13,7 +13,7 @@ import (
 
 func runController(p *chatPage, c command) tea.Cmd {
 	if c.arg(0) == "off" {
-		p.host.Driver.Off()
+		p.host.Off()
 		p.held.dirty = true
 		p.notice.say("controller off")
 		return nil
