@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/hub"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
@@ -39,5 +41,42 @@ func TestOpenRefusesATokenizerLargerThanTheModel(t *testing.T) {
 	_, err = Open(context.Background(), dir, Options{Threads: 1, Hub: &hub.Options{Offline: true, CacheDir: t.TempDir()}})
 	if err == nil || !strings.Contains(err.Error(), "tokenizer.json has 701 tokens but the model has 512") || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("Open = %v, want the two files named", err)
+	}
+}
+
+// TestChat: the conversation's window is the request clamped to what the
+// model was trained for, it has the system prompt, and its generator
+// stops at the chat template's end of turn as well as the model's
+// end-of-sequence ids.
+func TestChat(t *testing.T) {
+	l, err := Open(context.Background(), golden.ModelDir("tiny-f32"), Options{Threads: 1, Hub: &hub.Options{Offline: true, CacheDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, tc := range []struct {
+		reason       string
+		context, win int
+	}{
+		{"a window the model holds is kept", 100, 100},
+		{"a longer one is cut to max_position_embeddings", 1 << 20, 512},
+		{"0 is the model's longest", 0, 512},
+	} {
+		conv, err := l.Chat(ChatOptions{Context: tc.context, Sampler: engine.DefaultSamplerConfig(), System: "Be brief."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := conv.Window(); got != tc.win {
+			t.Errorf("%s: window %d for %d, want %d", tc.reason, got, tc.context, tc.win)
+		}
+		if msgs := conv.Messages(); len(msgs) != 1 || msgs[0].Content != "Be brief." {
+			t.Errorf("messages %+v, want the system prompt", msgs)
+		}
+		conv.Close()
+	}
+	eot, ok := l.Tok.TokenID(l.Template.EOS())
+	gen := l.Generator(engine.DefaultSamplerConfig(), 7)
+	if !ok || gen.MaxTokens != 7 || !slices.Contains(gen.StopTokens, eot) || !slices.Contains(gen.StopTokens, l.Weights.Config.EOSTokenIDs[0]) {
+		t.Errorf("generator: max %d, stops %v; want 7 and the end of turn %d (%v)", gen.MaxTokens, gen.StopTokens, eot, ok)
 	}
 }
