@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/driftwoodlabs/driftwood/controllers/sdk"
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 	"github.com/driftwoodlabs/driftwood/engine"
 )
 
@@ -145,10 +145,10 @@ func (d *Driver) End(logits []float32) engine.Directive {
 		return dir
 	}
 	r := &o.res
-	if r.flags&sdk.FlagTemperature != 0 {
+	if r.flags&abi.FlagTemperature != 0 {
 		dir.Temperature = float64(r.temperature)
 	}
-	dir.Backtrack, dir.Force, dir.Stop = r.backtrack, r.force, r.flags&sdk.FlagStop != 0
+	dir.Backtrack, dir.Force, dir.Stop = r.backtrack, r.force, r.flags&abi.FlagStop != 0
 	if r.mask != nil {
 		dir.Allowed, dir.Mask, dir.Candidates = d.applyMask(logits, r.mask)
 	}
@@ -160,7 +160,7 @@ func (d *Driver) End(logits []float32) engine.Directive {
 // the sampler, which then touches only the allowed tokens' logits). count
 // is the number of allowed tokens.
 func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, dense []uint32, count int) {
-	words := min(len(mask), (len(logits)+31)/32)
+	words := min(len(mask), abi.MaskWords(len(logits)))
 	for i, w := range mask[:words] {
 		if rem := len(logits) - i*32; rem < 32 {
 			w &= 1<<rem - 1 // bits past the vocabulary do not count

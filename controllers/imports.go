@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
+
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 )
 
 // WASI errno values the sandbox answers with.
@@ -60,7 +62,7 @@ func (rt *Runtime) newLinker(mod *wasmtime.Module) (*wasmtime.Linker, error) {
 		case "driftwood":
 			f, ok := defs[name]
 			if !ok {
-				return nil, fmt.Errorf("imports driftwood.%s, which ABI v%d does not have", name, ABIVersion)
+				return nil, fmt.Errorf("imports driftwood.%s, which ABI v%d does not have", name, abi.Version)
 			}
 			if err := l.FuncWrap("driftwood", name, f); err != nil {
 				return nil, err
@@ -89,27 +91,19 @@ func hostLog(c *wasmtime.Caller, ptr, n int32) {
 	}
 }
 
-// Error values of the key-value imports (ABI.md, The key-value store).
-// Every negative value is an error; -1 is the one version 2 had for all
-// of them, so a guest that checks for -1 (or < 0) still works.
-const (
-	kvMissing = -1 // kv_get: no such key; kv_set, kv_append: over the limits, or no store yet (dw_load)
-	kvOutside = -2 // the key, value or buffer lies outside memory
-)
-
 func hostKVGet(c *wasmtime.Caller, kptr, klen, bptr, bcap int32) int32 {
 	mem := guestMemory(c)
 	key, buf := span(mem, kptr, klen), span(mem, bptr, bcap)
 	if key == nil || buf == nil {
-		return kvOutside
+		return abi.ErrOutside
 	}
 	kv := state(c).kv
 	if kv == nil { // dw_load: no conversation yet, so no key
-		return kvMissing
+		return abi.ErrRefused
 	}
 	v, ok := kv.Get(string(key))
 	if !ok {
-		return kvMissing
+		return abi.ErrRefused
 	}
 	copy(buf, v)
 	return int32(len(v))
@@ -127,10 +121,10 @@ func kvWrite(c *wasmtime.Caller, kptr, klen, vptr, vlen int32, appendTo bool) in
 	mem := guestMemory(c)
 	key, val := span(mem, kptr, klen), span(mem, vptr, vlen)
 	if key == nil || val == nil {
-		return kvOutside
+		return abi.ErrOutside
 	}
 	if state(c).kv == nil {
-		return kvMissing
+		return abi.ErrRefused
 	}
 	var err error
 	if appendTo {
@@ -139,7 +133,7 @@ func kvWrite(c *wasmtime.Caller, kptr, klen, vptr, vlen int32, appendTo bool) in
 		err = state(c).kv.Set(string(key), val)
 	}
 	if err != nil {
-		return kvMissing
+		return abi.ErrRefused
 	}
 	return 0
 }

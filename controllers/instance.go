@@ -15,16 +15,14 @@ import (
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
 
-	"github.com/driftwoodlabs/driftwood/controllers/sdk"
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 )
 
-// Result-record limits beyond the ABI's layout.
+// Limits of the host's own (ABI.md says them too).
 const (
-	maxForce    = 4096 // forced tokens in one step
-	maxLogLine  = 1024 // bytes of one log line as shown (ABI.md)
-	knownFlags  = sdk.FlagMask | sdk.FlagStop | sdk.FlagTemperature | sdk.FlagForce | sdk.FlagBacktrack
-	minTokenBuf = 1024
-	maxHeldLogs = 64 // lines of a background dw_load kept for start
+	maxLogLine  = 1024 // bytes of one log line as shown
+	minTokenBuf = 1024 // ids of the first tokens buffer
+	maxHeldLogs = 64   // lines of a background dw_load kept for start
 )
 
 // instanceState is what the host functions of one instance reach through
@@ -175,8 +173,8 @@ func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*insta
 	if err != nil {
 		return nil, err
 	}
-	if v != ABIVersion {
-		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, ABIVersion)
+	if v != abi.Version {
+		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, abi.Version)
 	}
 	vocabPtr, err := in.put(vocab.blob, remaining())
 	if err != nil {
@@ -344,35 +342,35 @@ func (in *instance) runStep(ids []int32) (stepResult, error) {
 		return r, err
 	}
 	mem := in.memory()
-	rec := span(mem, p, sdk.ResultSize)
-	if rec == nil || p%4 != 0 {
+	b := span(mem, p, abi.RecordSize)
+	if b == nil || p%4 != 0 {
 		return r, in.bad("result record at %d is outside memory or misaligned", p)
 	}
-	le := binary.LittleEndian
-	r.flags = le.Uint32(rec)
-	if r.flags&^knownFlags != 0 {
+	rec := abi.ReadRecord(b)
+	r.flags = rec.Flags
+	if r.flags&^abi.KnownFlags != 0 {
 		return r, in.bad("result flags %#x has unknown bits", r.flags)
 	}
-	if r.flags&sdk.FlagMask != 0 {
-		mp, words := int32(le.Uint32(rec[4:])), int32((in.vocabN+31)/32)
+	if r.flags&abi.FlagMask != 0 {
+		mp, words := int32(rec.MaskPtr), int32(abi.MaskWords(in.vocabN))
 		m := span(mem, mp, 4*words)
 		if m == nil || mp%4 != 0 {
 			return r, in.bad("mask at %d (%d words) is outside memory or misaligned", mp, words)
 		}
 		r.mask = unsafe.Slice((*uint32)(unsafe.Pointer(&m[0])), words)
 	}
-	if r.flags&sdk.FlagBacktrack != 0 {
-		r.backtrack = int(le.Uint32(rec[8:]))
+	if r.flags&abi.FlagBacktrack != 0 {
+		r.backtrack = int(rec.Backtrack)
 	}
-	if r.flags&sdk.FlagForce != 0 {
-		fp, n := int32(le.Uint32(rec[12:])), int32(le.Uint32(rec[16:]))
+	if r.flags&abi.FlagForce != 0 {
+		fp, n := int32(rec.ForcePtr), int32(rec.ForceLen)
 		ids := span(mem, fp, 4*n)
-		if ids == nil || n > maxForce || fp%4 != 0 {
-			return r, in.bad("%d forced tokens at %d lie outside memory, are misaligned (or more than %d)", n, fp, maxForce)
+		if ids == nil || n > abi.MaxForce || fp%4 != 0 {
+			return r, in.bad("%d forced tokens at %d lie outside memory, are misaligned (or more than %d)", n, fp, abi.MaxForce)
 		}
 		in.force = in.force[:0]
 		for i := int32(0); i < n; i++ {
-			id := int32(le.Uint32(ids[4*i:]))
+			id := int32(binary.LittleEndian.Uint32(ids[4*i:]))
 			if id < 0 || int(id) >= in.vocabN {
 				return r, in.bad("forced token id %d is outside the vocabulary of %d", id, in.vocabN)
 			}
@@ -380,8 +378,8 @@ func (in *instance) runStep(ids []int32) (stepResult, error) {
 		}
 		r.force = in.force
 	}
-	if r.flags&sdk.FlagTemperature != 0 {
-		r.temperature = math.Float32frombits(le.Uint32(rec[20:]))
+	if r.flags&abi.FlagTemperature != 0 {
+		r.temperature = rec.Temperature
 		if !(r.temperature >= 0) || math.IsInf(float64(r.temperature), 0) {
 			return r, in.bad("temperature %g is not a finite number ≥ 0", r.temperature)
 		}

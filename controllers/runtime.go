@@ -22,11 +22,9 @@ import (
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
 
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
-
-// ABIVersion is the controller ABI this host implements.
-const ABIVersion = 2
 
 // Limits bound what a controller may use.
 type Limits struct {
@@ -276,7 +274,7 @@ func checkExports(mod *wasmtime.Module) error {
 		have[e.Name()] = e.Type()
 	}
 	if et, ok := have["dw_init"]; ok && et.FuncType() != nil && signature(et.FuncType()) == v1Init && have["dw_load"] == nil {
-		return fmt.Errorf("built for ABI version 1 (dw_init takes the vocabulary, there is no dw_load); this Driftwood speaks %d: rebuild it with this version's SDK (an old build of a shipped controller can simply be deleted: this Driftwood has its own built in)", ABIVersion)
+		return fmt.Errorf("built for ABI version 1 (dw_init takes the vocabulary, there is no dw_load); this Driftwood speaks %d: rebuild it with this version's SDK (an old build of a shipped controller can simply be deleted: this Driftwood has its own built in)", abi.Version)
 	}
 	var missing []string
 	if mt, ok := have["memory"]; !ok || mt.MemoryType() == nil {
@@ -289,7 +287,7 @@ func checkExports(mod *wasmtime.Module) error {
 			continue
 		}
 		if got := signature(et.FuncType()); got != sig {
-			return fmt.Errorf("export %s has type %s, ABI v%d wants %s", name, got, ABIVersion, sig)
+			return fmt.Errorf("export %s has type %s, ABI v%d wants %s", name, got, abi.Version, sig)
 		}
 	}
 	if len(missing) > 0 {

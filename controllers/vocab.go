@@ -3,6 +3,7 @@ package controllers
 import (
 	"sync"
 
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 )
@@ -28,17 +29,20 @@ func NewVocab(tok *tokenizer.Tokenizer, n int) *Vocab {
 		v.Tokens[id] = tok.TokenBytes(int32(id))
 		v.Special[id] = tok.IsSpecial(int32(id))
 	}
-	v.blob = sdk.EncodeVocab(v.Tokens, v.Special)
+	v.blob = abi.AppendVocab(nil, v.Tokens, v.Special)
 	return v
 }
 
 // trie returns the token trie in the ABI's trie format, built on first
 // use (some 0.1 s for 128k tokens) and then shared by every instance.
+// It is built by the Go SDK's builder, the one a Go guest uses when it
+// has no host trie: the host takes the SDK's algorithm, but no byte of
+// the format (that is package abi's).
 func (v *Vocab) trie() []byte {
 	v.trieOnce.Do(func() {
 		sv, err := sdk.ParseVocab(v.blob, len(v.Tokens))
 		if err != nil {
-			panic(err) // v.blob comes from sdk.EncodeVocab
+			panic(err) // v.blob comes from abi.AppendVocab
 		}
 		v.trieBlob = sdk.NewTrie(sv).AppendABI(nil)
 	})

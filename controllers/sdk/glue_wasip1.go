@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"unsafe"
+
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 )
 
 // The instance's state between calls from the host.
@@ -13,16 +15,16 @@ var (
 	ctrl   Controller // after a successful dw_init
 	loaded Controller // after dw_load
 	vocab  *Vocab
-	result Result                 // the last step's answer, kept alive with its mask and forced tokens
-	record [ResultSize / 4]uint32 // the result record, 4-byte aligned
-	pinned [][]byte               // buffers handed out by dw_alloc, never freed
+	result Result                     // the last step's answer, kept alive with its mask and forced tokens
+	record [abi.RecordSize / 4]uint32 // the result record, 4-byte aligned
+	pinned [][]byte                   // buffers handed out by dw_alloc, never freed
 	host   wasmHost
 )
 
 // dwABIVersion tells the host which ABI the module speaks.
 //
 //go:wasmexport dw_abi_version
-func dwABIVersion() int32 { return ABIVersion }
+func dwABIVersion() int32 { return abi.Version }
 
 // dwAlloc returns size bytes for the host to fill. The memory stays
 // valid (and allocated) for the instance's lifetime, so a host should
@@ -138,8 +140,8 @@ func dwStep(tokPtr unsafe.Pointer, n int32) uint32 {
 	if len(result.Force) > 0 {
 		forcePtr = addr(unsafe.Pointer(&result.Force[0]))
 	}
-	rec := unsafe.Slice((*byte)(unsafe.Pointer(&record[0])), ResultSize)
-	result.AppendRecord(rec[:0], maskPtr, forcePtr)
+	rec := unsafe.Slice((*byte)(unsafe.Pointer(&record[0])), abi.RecordSize)
+	result.Record(maskPtr, forcePtr).Append(rec[:0])
 	return addr(unsafe.Pointer(&record[0]))
 }
 

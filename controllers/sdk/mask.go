@@ -1,6 +1,10 @@
 package sdk
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
+)
 
 // Mask is a set of allowed token ids, laid out as the ABI's bitset: token
 // t is allowed when bit t%32 of word t/32 is set.
@@ -11,7 +15,7 @@ type Mask struct {
 
 // NewMask returns an empty mask over n token ids.
 func NewMask(n int) *Mask {
-	return &Mask{words: make([]uint32, (n+31)/32), n: n}
+	return &Mask{words: make([]uint32, abi.MaskWords(n)), n: n}
 }
 
 // Len returns the number of token ids the mask covers.

@@ -1,31 +1,6 @@
 package sdk
 
-import (
-	"encoding/binary"
-	"math"
-)
-
-// Flag bits of the result record's flags word.
-const (
-	FlagMask        = 1 << 0 // mask_ptr points to an allowed-token bitset
-	FlagStop        = 1 << 1 // end the reply after any forced tokens
-	FlagTemperature = 1 << 2 // temperature holds this step's temperature
-	FlagForce       = 1 << 3 // force_ptr/force_len hold tokens to append
-	FlagBacktrack   = 1 << 4 // backtrack holds how many tokens to take back
-)
-
-// ResultSize is the size in bytes of the result record dw_step returns.
-const ResultSize = 24
-
-// Byte offsets of the result record's fields.
-const (
-	OffsetFlags       = 0
-	OffsetMask        = 4
-	OffsetBacktrack   = 8
-	OffsetForce       = 12
-	OffsetForceLen    = 16
-	OffsetTemperature = 20
-)
+import "github.com/driftwoodlabs/driftwood/controllers/abi"
 
 // Result is a controller's answer for one step. The host applies it in
 // this order: take back Backtrack tokens, append Force, end the reply if
@@ -56,38 +31,33 @@ func (r *Result) Reset() { *r = Result{} }
 func (r *Result) Flags() uint32 {
 	var f uint32
 	if r.Mask != nil {
-		f |= FlagMask
+		f |= abi.FlagMask
 	}
 	if r.Stop {
-		f |= FlagStop
+		f |= abi.FlagStop
 	}
 	if r.SetTemperature {
-		f |= FlagTemperature
+		f |= abi.FlagTemperature
 	}
 	if len(r.Force) > 0 {
-		f |= FlagForce
+		f |= abi.FlagForce
 	}
 	if r.Backtrack > 0 {
-		f |= FlagBacktrack
+		f |= abi.FlagBacktrack
 	}
 	return f
 }
 
-// AppendRecord appends r's 24-byte result record to dst, given where the
-// mask words and the forced tokens lie in guest memory.
-func (r *Result) AppendRecord(dst []byte, maskPtr, forcePtr uint32) []byte {
-	le := binary.LittleEndian
-	flags := r.Flags()
-	if flags&FlagMask == 0 {
-		maskPtr = 0
+// Record returns r's result record, given where the mask words and the
+// forced tokens lie in guest memory (each pointer is written only with
+// its flag).
+func (r *Result) Record(maskPtr, forcePtr uint32) abi.Record {
+	rec := abi.Record{Flags: r.Flags(), Backtrack: uint32(max(r.Backtrack, 0)), ForceLen: uint32(len(r.Force)), Temperature: r.Temperature}
+	if rec.Flags&abi.FlagMask != 0 {
+		rec.MaskPtr = maskPtr
 	}
-	if flags&FlagForce == 0 {
-		forcePtr = 0
+	if rec.Flags&abi.FlagForce != 0 {
+		rec.ForcePtr = forcePtr
 	}
-	dst = le.AppendUint32(dst, flags)
-	dst = le.AppendUint32(dst, maskPtr)
-	dst = le.AppendUint32(dst, uint32(max(r.Backtrack, 0)))
-	dst = le.AppendUint32(dst, forcePtr)
-	dst = le.AppendUint32(dst, uint32(len(r.Force)))
-	return le.AppendUint32(dst, math.Float32bits(r.Temperature))
+	return rec
 }

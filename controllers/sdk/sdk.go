@@ -16,10 +16,10 @@
 // package; everything else (Vocab, Mask, Result, Trie, Constraint) is
 // portable Go, used natively by the host and by tests (see package
 // sdktest, which drives a controller as the host would, without Wasm).
+// The bytes exchanged with the host (the result record, the vocabulary,
+// the trie) are encoded by package controllers/abi, which the host uses
+// too.
 package sdk
-
-// ABIVersion is the version of controllers/ABI.md this SDK implements.
-const ABIVersion = 2
 
 // Host is what the host offers a controller besides the per-step calls.
 type Host interface {

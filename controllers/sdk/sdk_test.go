@@ -3,11 +3,11 @@ package sdk_test
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"slices"
 	"testing"
 	"unsafe"
 
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 )
 
@@ -29,7 +29,7 @@ func toy() *sdk.Vocab { return sdk.NewVocab(toyTokens()) }
 
 func TestVocabRoundTrip(t *testing.T) {
 	tokens, special := toyTokens()
-	blob := sdk.EncodeVocab(tokens, special)
+	blob := abi.AppendVocab(nil, tokens, special)
 	// The layout: u8 flags, u16 length, bytes.
 	if blob[0] != 0 || binary.LittleEndian.Uint16(blob[1:]) != 1 || blob[3] != 'a' {
 		t.Fatalf("first entry % x", blob[:4])
@@ -116,29 +116,22 @@ func TestMask(t *testing.T) {
 	}
 }
 
+// TestRecord checks the record a Result makes: every flag from its
+// field, and each pointer written only with its flag (ABI.md lets a
+// guest leave them, but the SDK's records say exactly what they mean).
 func TestRecord(t *testing.T) {
 	var r sdk.Result
 	if r.Flags() != 0 {
 		t.Fatal("empty result has flags")
 	}
 	r = sdk.Result{Mask: sdk.NewMask(8), Stop: true, Backtrack: 2, Force: []int32{5, 6}, Temperature: 0.5, SetTemperature: true}
-	rec := r.AppendRecord(nil, 0x100, 0x200)
-	le := binary.LittleEndian
-	want := []uint32{sdk.FlagMask | sdk.FlagStop | sdk.FlagTemperature | sdk.FlagForce | sdk.FlagBacktrack, 0x100, 2, 0x200, 2, math.Float32bits(0.5)}
-	if len(rec) != sdk.ResultSize {
-		t.Fatalf("%d bytes", len(rec))
+	want := abi.Record{Flags: abi.KnownFlags, MaskPtr: 0x100, Backtrack: 2, ForcePtr: 0x200, ForceLen: 2, Temperature: 0.5}
+	if got := r.Record(0x100, 0x200); got != want {
+		t.Errorf("record %+v, want %+v", got, want)
 	}
-	for i, w := range want {
-		if got := le.Uint32(rec[4*i:]); got != w {
-			t.Errorf("word %d = %#x, want %#x", i, got, w)
-		}
-	}
-	if le.Uint32(rec[sdk.OffsetForceLen:]) != 2 || le.Uint32(rec[sdk.OffsetMask:]) != 0x100 {
-		t.Error("offsets disagree with the layout")
-	}
-	r.Reset()
-	if rec := r.AppendRecord(nil, 0x100, 0x200); le.Uint32(rec[sdk.OffsetMask:]) != 0 || le.Uint32(rec[sdk.OffsetForce:]) != 0 {
-		t.Error("pointers written without their flags")
+	r = sdk.Result{Backtrack: -3, Temperature: 0.5}
+	if got := r.Record(0x100, 0x200); got != (abi.Record{Temperature: 0.5}) {
+		t.Errorf("a result with no flags: record %+v, want no pointers, no take-back", got)
 	}
 }
 

@@ -3,6 +3,8 @@ package sdk
 import (
 	"bytes"
 	"slices"
+
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 )
 
 // Trie holds the vocabulary's ordinary (non-special, non-empty) tokens
@@ -26,47 +28,13 @@ type Trie struct {
 }
 
 // TrieNode is one node of a Trie: the byte on the edge into it, and
-// where its tokens and its subtree are.
-type TrieNode struct {
-	// End is the index just past this node's subtree.
-	End uint32
-	// First is where this node's tokens start in IDs: the tokens ending
-	// here are IDs[First:Nodes[i+1].First] and the tokens of the subtree
-	// are IDs[First:Nodes[End].First].
-	First uint32
-	// Below indexes Sets: the bytes on the edges of the subtree below
-	// this node. It is 0 (the empty set) for a leaf, and for a subtree
-	// of fewer than bulkTokens tokens, where walking is as cheap as
-	// checking the set.
-	Below uint32
-	// Depth is the length of the path above this node.
-	Depth uint16
-	// Byte is the byte on the edge into this node.
-	Byte byte
-	_    byte
-}
+// where its tokens and its subtree are (see abi.TrieNode). Its Below is
+// 0 for a subtree of fewer than bulkTokens tokens, where walking is as
+// cheap as checking the set.
+type TrieNode = abi.TrieNode
 
-// ByteSet is a set of bytes: b is in it when bit b%64 of word b/64 is
-// set.
-type ByteSet [4]uint64
-
-// Add puts b in the set.
-func (s *ByteSet) Add(b byte) { s[b>>6] |= 1 << (b & 63) }
-
-// Union adds o's bytes to s.
-func (s *ByteSet) Union(o *ByteSet) {
-	for i := range s {
-		s[i] |= o[i]
-	}
-}
-
-// Without returns the bytes of s not in o.
-func (s *ByteSet) Without(o *ByteSet) ByteSet {
-	return ByteSet{s[0] &^ o[0], s[1] &^ o[1], s[2] &^ o[2], s[3] &^ o[3]}
-}
-
-// Empty reports whether s has no byte.
-func (s *ByteSet) Empty() bool { return s[0]|s[1]|s[2]|s[3] == 0 }
+// ByteSet is a set of bytes (see abi.ByteSet).
+type ByteSet = abi.ByteSet
 
 // NewTrie builds the trie of v's ordinary tokens.
 func NewTrie(v *Vocab) *Trie {

@@ -2,11 +2,12 @@ package sdk
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
 	"unicode/utf8"
+
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 )
 
 // Vocab is the model's vocabulary as the host hands it over: the raw
@@ -24,44 +25,15 @@ type Vocab struct {
 	classes map[reflect.Type][]tokenClass // by classifier type, see PrepareClasses
 }
 
-// Vocabulary entry layout: u8 flags, u16 length, then the bytes.
-const (
-	vocabSpecial   = 1 << 0
-	vocabEntryHead = 3
-)
-
 // NewVocab returns the vocabulary of tokens (the bytes of each id, empty
 // for ids without a token); special may be shorter than tokens (missing
 // entries are not special).
 func NewVocab(tokens [][]byte, special []bool) *Vocab {
-	v, err := ParseVocab(EncodeVocab(tokens, special), len(tokens))
+	v, err := ParseVocab(abi.AppendVocab(nil, tokens, special), len(tokens))
 	if err != nil {
-		panic(err) // EncodeVocab's output always parses
+		panic(err) // AppendVocab's output always parses
 	}
 	return v
-}
-
-// EncodeVocab lays tokens out in the ABI's vocabulary format: for each id
-// in order, u8 flags (bit 0: special), u16 little-endian length, then the
-// bytes. special may be shorter than tokens (missing entries are not
-// special). Tokens longer than 65535 bytes are cut.
-func EncodeVocab(tokens [][]byte, special []bool) []byte {
-	size := 0
-	for _, t := range tokens {
-		size += vocabEntryHead + min(len(t), 0xffff)
-	}
-	out := make([]byte, 0, size)
-	for i, t := range tokens {
-		t = t[:min(len(t), 0xffff)]
-		var flags byte
-		if i < len(special) && special[i] {
-			flags |= vocabSpecial
-		}
-		out = append(out, flags)
-		out = binary.LittleEndian.AppendUint16(out, uint16(len(t)))
-		out = append(out, t...)
-	}
-	return out
 }
 
 // ParseVocab reads n entries in the ABI's vocabulary format. It reads
@@ -74,12 +46,12 @@ func ParseVocab(blob []byte, n int) (*Vocab, error) {
 	v := &Vocab{data: blob, entry: make([]uint32, n+1)}
 	off := 0
 	for id := range n {
-		if len(blob)-off < vocabEntryHead {
+		if len(blob)-off < abi.VocabEntryHead {
 			return nil, fmt.Errorf("vocabulary: entry %d of %d is cut short", id, n)
 		}
 		v.entry[id] = uint32(off)
-		size := int(binary.LittleEndian.Uint16(blob[off+1:]))
-		off += vocabEntryHead
+		_, size := abi.VocabEntry(blob[off:])
+		off += abi.VocabEntryHead
 		if len(blob)-off < size {
 			return nil, fmt.Errorf("vocabulary: token %d needs %d bytes, %d left", id, size, len(blob)-off)
 		}
@@ -100,7 +72,7 @@ func (v *Vocab) Token(id int32) []byte {
 	if !v.Valid(id) {
 		return nil
 	}
-	return v.data[v.entry[id]+vocabEntryHead : v.entry[id+1] : v.entry[id+1]]
+	return v.data[v.entry[id]+abi.VocabEntryHead : v.entry[id+1] : v.entry[id+1]]
 }
 
 // Trie returns the trie of the ordinary tokens, made on first use: the
@@ -126,13 +98,13 @@ func (v *Vocab) Len() int { return len(v.entry) - 1 }
 
 // IsSpecial reports whether id is a special token.
 func (v *Vocab) IsSpecial(id int32) bool {
-	return v.Valid(id) && v.data[v.entry[id]]&vocabSpecial != 0
+	return v.Valid(id) && v.data[v.entry[id]]&abi.VocabSpecial != 0
 }
 
 // ordinary reports whether id is a token of the trie: not special, not
 // empty.
 func (v *Vocab) ordinary(id int32) bool {
-	return v.Valid(id) && v.data[v.entry[id]]&vocabSpecial == 0 && v.entry[id+1]-v.entry[id] > vocabEntryHead
+	return v.Valid(id) && v.data[v.entry[id]]&abi.VocabSpecial == 0 && v.entry[id+1]-v.entry[id] > abi.VocabEntryHead
 }
 
 // Valid reports whether id is inside the vocabulary.

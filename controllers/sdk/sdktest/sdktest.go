@@ -59,7 +59,7 @@ func (h *Host) Tokenize(text string) []int32 {
 }
 
 // Llama3 is the real Llama 3 vocabulary of testdata/llama3-tokenizer,
-// passed through sdk.EncodeVocab and sdk.ParseVocab as a host would hand
+// passed through abi.AppendVocab and sdk.ParseVocab as a host would hand
 // it over, with its tokenizer.
 type Llama3 struct {
 	Vocab     *sdk.Vocab
