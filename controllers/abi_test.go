@@ -56,7 +56,7 @@ func TestKVErrorValues(t *testing.T) {
 
 // TestTokenize pins ABI.md's tokenize: callable in dw_load, no BOS, the
 // full count returned when out_cap is smaller (only out_cap ids written),
-// and -1 for an out_cap whose buffer cannot be in memory (an out_cap of
+// and -2 for an out_cap whose buffer cannot be in memory (an out_cap of
 // 2^30+1 once wrapped 4*out_cap to 4 and crashed the host).
 func TestTokenize(t *testing.T) {
 	h := newHarness(t)
@@ -69,14 +69,14 @@ func TestTokenize(t *testing.T) {
   (import "driftwood" "tokenize" (func $tokenize (param i32 i32 i32 i32) (result i32)))`
 	// dw_load: tokenize the text into a 1-id buffer at 720 (a guard word
 	// at 724 must stay 0); refuse unless it returns the full count and
-	// the first id, and unless a wrapping out_cap gives -1.
+	// the first id, and unless a wrapping out_cap gives -2.
 	load := `(func (export "dw_load") (param i32 i32 i32) (result i32)
     (i32.or (i32.or
       (i32.ne (call $tokenize (i32.const 700) (i32.const ` + strconv.Itoa(len(text)) + `) (i32.const 720) (i32.const 1)) (i32.const ` + strconv.Itoa(len(ids)) + `))
       (i32.ne (i32.load (i32.const 720)) (i32.const ` + strconv.Itoa(int(ids[0])) + `)))
     (i32.or
       (i32.ne (i32.load (i32.const 724)) (i32.const 0))
-      (i32.ne (call $tokenize (i32.const 700) (i32.const ` + strconv.Itoa(len(text)) + `) (i32.const 720) (i32.const 0x40000001)) (i32.const -1)))))`
+      (i32.ne (call $tokenize (i32.const 700) (i32.const ` + strconv.Itoa(len(text)) + `) (i32.const 720) (i32.const 0x40000001)) (i32.const -2)))))`
 	wat := watModule("(i32.const 0)", only7Step, only7Data+`
   (data (i32.const 700) "`+text+`")`)
 	wat = strings.Replace(wat, `(func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))`, load, 1)
@@ -113,4 +113,29 @@ func TestBackgroundLoadLogsAreShown(t *testing.T) {
 	if got := h.logText(); got != "bg: loaded\nbg: half" {
 		t.Errorf("logs %q, want dw_load's two lines once", got)
 	}
+}
+
+// TestTrieImport pins ABI.md's trie import, checked by dw_load, which
+// returns which check failed (the refusal names it): buf_cap 0 asks for
+// the size; -2 for a buffer outside memory (once -1, unlike the other
+// imports) or a negative buf_cap; a buf_cap one short copies nothing but
+// still returns the size; a big enough one gets the trie, "DWT1" first.
+func TestTrieImport(t *testing.T) {
+	h := newHarness(t)
+	size := strconv.Itoa(len(h.vocab.trie()))
+	load := `(func (export "dw_load") (param i32 i32 i32) (result i32)
+    (drop (memory.grow (i32.add (i32.shr_u (i32.const ` + size + `) (i32.const 16)) (i32.const 2))))
+    (if (i32.ne (call $trie (i32.const 0) (i32.const 0)) (i32.const ` + size + `)) (then (return (i32.const 1))))
+    (if (i32.ne (call $trie (i32.const 0x7ffffff0) (i32.const 16)) (i32.const -2)) (then (return (i32.const 2))))
+    (if (i32.ne (call $trie (i32.const 65536) (i32.const -1)) (i32.const -2)) (then (return (i32.const 3))))
+    (if (i32.ne (call $trie (i32.const 65536) (i32.sub (i32.const ` + size + `) (i32.const 1))) (i32.const ` + size + `)) (then (return (i32.const 4))))
+    (if (i32.ne (i32.load (i32.const 65536)) (i32.const 0)) (then (return (i32.const 5))))
+    (if (i32.ne (call $trie (i32.const 65536) (i32.const ` + size + `)) (i32.const ` + size + `)) (then (return (i32.const 6))))
+    (if (i32.ne (i32.load (i32.const 65536)) (i32.const 0x31545744)) (then (return (i32.const 7)))) ;; "DWT1"
+    (i32.const 0))`
+	wat := watModule("(i32.const 0)", only7Step, only7Data)
+	wat = strings.Replace(wat, `(func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))`, load, 1)
+	wat = strings.Replace(wat, "(module", `(module
+  (import "driftwood" "trie" (func $trie (param i32 i32) (result i32)))`, 1)
+	wantOnly7(t, "the trie import in dw_load", wat, "")
 }

@@ -143,7 +143,7 @@ func kvWrite(c *wasmtime.Caller, kptr, klen, vptr, vlen int32, appendTo bool) in
 func hostTrie(c *wasmtime.Caller, bptr, bcap int32) int32 {
 	buf := span(guestMemory(c), bptr, bcap)
 	if buf == nil {
-		return -1
+		return abi.ErrOutside
 	}
 	trie := state(c).vocab.trie()
 	if len(trie) <= len(buf) {
@@ -155,12 +155,15 @@ func hostTrie(c *wasmtime.Caller, bptr, bcap int32) int32 {
 func hostTokenize(c *wasmtime.Caller, tptr, tlen, optr, ocap int32) int32 {
 	mem := guestMemory(c)
 	if ocap < 0 || ocap > int32(len(mem)/4) { // 4*ocap must not wrap
-		return -1
+		return abi.ErrOutside
 	}
 	text, out := span(mem, tptr, tlen), span(mem, optr, 4*ocap)
+	if text == nil || out == nil {
+		return abi.ErrOutside
+	}
 	st := state(c)
-	if text == nil || out == nil || st.vocab.Encode == nil {
-		return -1
+	if st.vocab.Encode == nil {
+		return abi.ErrRefused
 	}
 	ids := st.vocab.Encode(string(text))
 	for i, id := range ids {
