@@ -237,7 +237,7 @@ func (d *Driver) step(tokens []int32) outcome {
 	if d.told < d.replyStart {
 		rc, err := d.inst.callTokens(d.inst.begin, "dw_begin", tokens[d.told:d.replyStart])
 		if err == nil && rc != 0 {
-			err = d.inst.bad("dw_begin returned %d", rc)
+			err = fmt.Errorf("controller %s refused to start the reply (dw_begin returned %d)", d.mod.Name, rc)
 		}
 		if err != nil {
 			return d.fault(err)

@@ -91,6 +91,40 @@ func TestInitFaults(t *testing.T) {
 	}
 }
 
+// TestBeginRefusal pins what a non-zero dw_begin does (ABI.md, What
+// dw_begin is given): the guest's reason, then one fault that says it
+// refused the reply (it once said "malformed step result", though no
+// step had run); no dw_step is called in that reply, which goes on
+// unconstrained, and the next reply (a fresh instance) is refused the
+// same way.
+func TestBeginRefusal(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	wat := strings.Replace(watModule("(i32.const 0)", "(i32.const 1024)", only7Data+`
+  (data (i32.const 700) "bad prompt")`),
+		`(func (export "dw_begin") (param $p i32) (param $n i32) (result i32) (i32.const 0))`,
+		`(func (export "dw_begin") (param $p i32) (param $n i32) (result i32) (call $log (i32.const 700) (i32.const 10)) (i32.const 4))`, 1)
+	d.Use(h.load(t, "begin", wat), "")
+	want := "begin: bad prompt\nbegin: refused to start the reply (dw_begin returned 4) (controller off until the next reply)"
+	for i := range 2 {
+		h.logs = nil
+		reply, _, _ := h.reply(t, d, nil, 4, 0, nil)
+		if !slices.Equal(reply, h.g.Greedy.Tokens[:4]) {
+			t.Errorf("reply %d: %v, want the unconstrained greedy one", i, reply)
+		}
+		if got := h.logText(); got != want {
+			t.Errorf("reply %d: logs %q, want %q", i, got, want)
+		}
+		if n := len(h.logs); n == 0 || !h.logs[n-1].Fault {
+			t.Errorf("reply %d: the refusal is not marked as the fault", i)
+		}
+		if v, ok := d.KV().Get("steps"); ok {
+			t.Errorf("reply %d: dw_step was called after dw_begin refused (steps %q)", i, v)
+		}
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	h := newHarness(t)
 	cases := []struct {
