@@ -19,16 +19,27 @@ import (
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
-// controller is a complete module: the prelude below plus body, which
-// defines dw_step (and any data it needs). The prelude exports memory, a
-// bump allocator (8-byte aligned, from 8192), dw_abi_version, and dw_load,
-// dw_init and dw_begin that accept everything, and a $step global for a
-// body that counts its steps. By convention the bodies put the result
-// record at 1024, a mask at 2048 and forced ids at 4096.
+// controller is a complete module: the prelude below, a dw_load that
+// accepts every vocabulary, and body, which defines dw_step (and any data
+// it needs).
 func controller(body string) string {
+	return module(`
+  (func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))` + body)
+}
+
+// module is the prelude plus body, which defines dw_load and dw_step. The
+// prelude imports log, kv_append, tokenize and trie, and exports memory,
+// a bump allocator (8-byte aligned, from 8192, in a $heap global),
+// dw_abi_version, and dw_init and dw_begin that accept everything; a
+// $step global serves a body that counts its steps. By convention the
+// bodies put the result record at 1024, a mask at 2048 and forced ids at
+// 4096.
+func module(body string) string {
 	return `(module
   (import "driftwood" "log" (func $log (param i32 i32)))
   (import "driftwood" "kv_append" (func $kv_append (param i32 i32 i32 i32) (result i32)))
+  (import "driftwood" "tokenize" (func $tokenize (param i32 i32 i32 i32) (result i32)))
+  (import "driftwood" "trie" (func $trie (param i32 i32) (result i32)))
   (memory (export "memory") 1)
   (global $heap (mut i32) (i32.const 8192))
   (global $step (mut i32) (i32.const 0))
@@ -38,7 +49,6 @@ func controller(body string) string {
     (local.set $p (global.get $heap))
     (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get $n)) (i32.const 7)) (i32.const -8)))
     (local.get $p))
-  (func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))
   (func (export "dw_init") (param i32 i32) (result i32) (i32.const 0))
   (func (export "dw_begin") (param i32 i32) (result i32) (i32.const 0))
 ` + body + `)`
@@ -48,8 +58,8 @@ func controller(body string) string {
 // with wat as the controller, sampling at temperature temp (seed 1), and
 // prints what happened: each token added (+id, * when forced), each
 // take-back (-n), the controller's log lines and why the reply stopped.
-// It returns the conversation's key-value store.
-func example(wat string, maxTokens int, temp float64) *controllers.KV {
+// It returns the conversation's key-value store and the reply's tokens.
+func example(wat string, maxTokens int, temp float64) (*controllers.KV, []int32) {
 	dir := golden.ModelDir("tiny-f32")
 	m, err := engine.LoadModel(dir)
 	check(err)
@@ -80,11 +90,14 @@ func example(wat string, maxTokens int, temp float64) *controllers.KV {
 	gen := engine.NewGenerator(b, engine.NewSampler(engine.SamplerConfig{Temperature: temp, TopP: 1, RepeatPenalty: 1, Seed: 1}, n), n)
 	gen.Hook, gen.MaxTokens, gen.StopTokens = d, maxTokens, m.Config.EOSTokenIDs
 	var events []string
+	var reply []int32
 	st, err := gen.Generate(context.Background(), &engine.Sequence{Cache: c}, g.Prompt.IDs, func(e engine.Event) error {
 		if e.Backtrack > 0 {
 			events = append(events, fmt.Sprintf("-%d", e.Backtrack))
+			reply = reply[:len(reply)-e.Backtrack]
 		}
 		if e.Token >= 0 {
+			reply = append(reply, e.Token)
 			mark := ""
 			if e.Forced {
 				mark = "*"
@@ -95,7 +108,18 @@ func example(wat string, maxTokens int, temp float64) *controllers.KV {
 	})
 	check(err)
 	fmt.Printf("reply: %s (stop: %s)\n", strings.Join(events, " "), st.Reason)
-	return kv
+	return kv, reply
+}
+
+// spell returns the text of ids in the tiny model's vocabulary.
+func spell(ids []int32) string {
+	tok, err := tokenizer.Load(filepath.Join(golden.ModelDir("tiny-f32"), "tokenizer.json"))
+	check(err)
+	var b []byte
+	for _, id := range ids {
+		b = append(b, tok.TokenBytes(id)...)
+	}
+	return string(b)
 }
 
 func check(err error) {
@@ -197,7 +221,7 @@ func Example_temperature() {
 // each step appends "." to the key demo/steps, and the host holds the
 // value after the reply (sessions save it; a new instance reads it).
 func Example_keyValueStore() {
-	kv := example(controller(`
+	kv, _ := example(controller(`
   (data (i32.const 512) "demo/steps.")
   (func (export "dw_step") (param i32 i32) (result i32)
     (drop (call $kv_append (i32.const 512) (i32.const 10) (i32.const 522) (i32.const 1)))
@@ -224,6 +248,75 @@ func Example_log() {
 	// [controller demo] first step
 	// [controller demo] second line \x1b[31m
 	// reply: +179 +481 (stop: max_tokens)
+}
+
+// tokenize encodes text as the model's tokenizer does, without BOS, and
+// may be called from dw_load on. This controller tokenizes "hello world"
+// in dw_load, into 4096 with room for 64 ids, and its step forces them
+// and stops: the reply spells the text.
+func Example_tokenize() {
+	_, reply := example(module(`
+  (data (i32.const 512) "hello world")
+  (data (i32.const 1024) "\0a\00\00\00\00\00\00\00\00\00\00\00\00\10\00\00") ;; FORCE|STOP, force_ptr 4096
+  (func (export "dw_load") (param i32 i32 i32) (result i32)
+    (local $n i32)
+    (local.set $n (call $tokenize (i32.const 512) (i32.const 11) (i32.const 4096) (i32.const 64)))
+    (if (i32.gt_u (local.get $n) (i32.const 64)) ;; an error (negative), or more ids than room
+      (then (return (i32.const 1))))
+    (i32.store (i32.const 1040) (local.get $n)) ;; force_len
+    (i32.const 0))
+  (func (export "dw_step") (param i32 i32) (result i32) (i32.const 1024))`), 8, 0)
+	fmt.Printf("%q\n", spell(reply))
+	// Output:
+	// reply: +257* +274* +78* +494* (stop: controller)
+	// "hello world"
+}
+
+// trie hands over the host's token trie, read in place. This controller
+// copies it in dw_load, finds the depth-0 node of the byte ' ' (going
+// from one such node to the next by its end index), and masks the tokens
+// of its subtree, the ids [first(i), first(end(i))): every token that
+// starts with a space.
+func Example_trie() {
+	_, reply := example(module(`
+  (data (i32.const 1024) "\01\00\00\00\00\08\00\00") ;; MASK, mask_ptr 2048
+  ;; the address of node i of the trie at t: after the 16-byte header, 16 bytes each
+  (func $node (param $t i32) (param $i i32) (result i32)
+    (i32.add (i32.add (local.get $t) (i32.const 16)) (i32.shl (local.get $i) (i32.const 4))))
+  (func (export "dw_load") (param i32 i32 i32) (result i32)
+    (local $n i32) (local $t i32) (local $i i32) (local $j i32) (local $stop i32) (local $ids i32) (local $id i32) (local $w i32)
+    (local.set $n (call $trie (i32.const 0) (i32.const 0))) ;; the size
+    (local.set $t (global.get $heap))                       ;; 8-byte aligned
+    (global.set $heap (i32.and (i32.add (i32.add (local.get $t) (local.get $n)) (i32.const 7)) (i32.const -8)))
+    (drop (memory.grow (i32.sub (i32.add (i32.shr_u (global.get $heap) (i32.const 16)) (i32.const 1)) (memory.size))))
+    (if (i32.ne (call $trie (local.get $t) (local.get $n)) (local.get $n))
+      (then (return (i32.const 1))))
+    ;; the depth-0 nodes: 0, end(0), end(end(0)), ... until n_nodes
+    (loop $roots
+      (if (i32.ge_u (local.get $i) (i32.load offset=4 (local.get $t)))
+        (then (return (i32.const 2)))) ;; no token starts with ' '
+      (if (i32.ne (i32.load8_u offset=14 (call $node (local.get $t) (local.get $i))) (i32.const 32))
+        (then
+          (local.set $i (i32.load (call $node (local.get $t) (local.get $i))))
+          (br $roots))))
+    ;; the ids follow the n_nodes + 1 nodes and the n_sets 32-byte sets
+    (local.set $ids (i32.add (call $node (local.get $t) (i32.add (i32.load offset=4 (local.get $t)) (i32.const 1)))
+      (i32.shl (i32.load offset=8 (local.get $t)) (i32.const 5))))
+    (local.set $j (i32.load offset=4 (call $node (local.get $t) (local.get $i))))
+    (local.set $stop (i32.load offset=4 (call $node (local.get $t) (i32.load (call $node (local.get $t) (local.get $i))))))
+    (block $done (loop $each
+      (br_if $done (i32.ge_u (local.get $j) (local.get $stop)))
+      (local.set $id (i32.load (i32.add (local.get $ids) (i32.shl (local.get $j) (i32.const 2)))))
+      (local.set $w (i32.add (i32.const 2048) (i32.shl (i32.shr_u (local.get $id) (i32.const 5)) (i32.const 2))))
+      (i32.store (local.get $w) (i32.or (i32.load (local.get $w)) (i32.shl (i32.const 1) (local.get $id))))
+      (local.set $j (i32.add (local.get $j) (i32.const 1)))
+      (br $each)))
+    (i32.const 0))
+  (func (export "dw_step") (param i32 i32) (result i32) (i32.const 1024))`), 4, 1)
+	fmt.Printf("%q\n", spell(reply))
+	// Output:
+	// reply: +273 +439 +494 +386 (stop: max_tokens)
+	// " m book world pr"
 }
 
 // A trap (here unreachable, what a Go panic becomes) switches the
