@@ -47,7 +47,10 @@ type Controller interface {
 	// logs it and the host disables the controller.
 	Init(arg string, v *Vocab, h Host) error
 	// Begin starts a reply. prompt holds the conversation tokens added
-	// since the instance last saw it, ending with the assistant header.
+	// since the instance last saw it: with a chat template they end with
+	// the assistant header, without one with the prompt's last token
+	// (ABI.md, What dw_begin is given). An error refuses the reply: the
+	// SDK logs it and the host disables the controller until the next.
 	// Token slices handed to Begin and Step are only valid during the
 	// call.
 	Begin(prompt []int32) error
