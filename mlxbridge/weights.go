@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/driftwoodlabs/driftwood/engine"
-	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
 )
@@ -72,7 +71,7 @@ func (b *Backend) load(t *mlxc.Thread, w *engine.Weights) error {
 		dst.qProj, dst.kProj, dst.vProj, dst.oProj = l.matrix(&src.QProj), l.matrix(&src.KProj), l.matrix(&src.VProj), l.matrix(&src.OProj)
 		dst.gateProj, dst.upProj, dst.downProj = l.matrix(&src.GateProj), l.matrix(&src.UpProj), l.matrix(&src.DownProj)
 	}
-	inv := cpu.InvFreq(b.cfg)
+	inv := b.cfg.InvFreq()
 	wavelengths := make([]float32, len(inv))
 	for i, f := range inv {
 		wavelengths[i] = float32(1 / f)

@@ -185,35 +185,7 @@ type ropeTable struct {
 }
 
 func newRopeTable(c *engine.Config) ropeTable {
-	return ropeTable{invFreq: InvFreq(c)}
-}
-
-// InvFreq returns the rotary inverse frequencies of c, with llama3
-// scaling applied when c.RopeScaling asks for it.
-func InvFreq(c *engine.Config) []float64 {
-	d := c.HeadDim
-	inv := make([]float64, d/2)
-	for i := range inv {
-		inv[i] = 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(d))
-	}
-	s := c.RopeScaling
-	if s == nil || s.RopeType != "llama3" {
-		return inv
-	}
-	L := float64(s.OriginalMaxPositionEmbeddings)
-	lowWL, highWL := L/s.LowFreqFactor, L/s.HighFreqFactor
-	for i, f := range inv {
-		wl := 2 * math.Pi / f
-		switch {
-		case wl < highWL:
-		case wl > lowWL:
-			inv[i] = f / s.Factor
-		default:
-			sm := (L/wl - s.LowFreqFactor) / (s.HighFreqFactor - s.LowFreqFactor)
-			inv[i] = (1-sm)*f/s.Factor + sm*f
-		}
-	}
-	return inv
+	return ropeTable{invFreq: c.InvFreq()}
 }
 
 // angles fills cos and sin (one row of head_dim/2 per position) for n

@@ -66,7 +66,7 @@ func TestConformance(t *testing.T) {
 func TestGoldenRope(t *testing.T) {
 	for _, name := range []string{"tiny-f32", "tiny-hd32-f32"} {
 		f := load(t, name, Options{})
-		got := InvFreq(f.m.Config)
+		got := f.m.Config.InvFreq()
 		for i, want := range f.g.Rope.InvFreq {
 			if math.Abs(got[i]-want) > 1e-6*want {
 				t.Errorf("%s: inv_freq[%d] = %g, want %g", name, i, got[i], want)

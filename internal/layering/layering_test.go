@@ -48,6 +48,7 @@ var ranks = map[string]int{
 	"engine/tokenizer":   2,
 	"engine/safetensors": 2,
 
+	"controllers/abi":         1,
 	"internal/atomicfile":     1,
 	"internal/flock":          1,
 	"internal/limitedfile":    1,
@@ -57,12 +58,7 @@ var ranks = map[string]int{
 }
 
 // allowed are edges that break the layers for now, each with the reason.
-var allowed = map[[2]string]string{
-	// The MLX backend borrows the CPU backend's RoPE frequencies
-	// (InvFreq); issue 13 moves InvFreq into engine, and this edge goes
-	// with it.
-	{"mlxbridge", "engine/cpu"}: "issue 13",
-}
+var allowed = map[[2]string]string{}
 
 // list runs go list over the module's packages with a template.
 func list(t *testing.T, args ...string) string {
