@@ -65,6 +65,7 @@ func collect(reply *[]int32) func(engine.Event) error {
 }
 
 func TestGenerateGreedyMatchesGolden(t *testing.T) {
+	floatKernels(t)
 	for _, name := range golden.Models {
 		s := newSetup(t, name)
 		var reply []int32
@@ -421,4 +422,15 @@ func TestStatsString(t *testing.T) {
 	if got, want := st.String(), "prompt 40 tokens, 20.0 tok/s · reply 9 tokens, 10.0 tok/s · stop: eos"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
+}
+
+// floatKernels runs the rest of t on the CPU's float kernels: the golden
+// continuations are the float reference's, which int8 activations follow
+// only up to near-ties (engine/cpu holds them to that).
+func floatKernels(t *testing.T) {
+	prev := cpu.Kernels()
+	if err := cpu.SelectKernels("float"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cpu.SelectKernels(prev) })
 }

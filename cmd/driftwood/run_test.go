@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
@@ -36,6 +37,7 @@ func joinIDs(ids []int32) string {
 // TestRunGoldenGreedy is the engine issue's acceptance check: `run --json`
 // at temperature 0 prints the golden continuation for every test model.
 func TestRunGoldenGreedy(t *testing.T) {
+	floatKernels(t)
 	for _, name := range golden.Models {
 		g, err := golden.Load(name)
 		if err != nil {
@@ -163,4 +165,15 @@ func TestBenchRestore(t *testing.T) {
 	if len(r.Restore) != 2 || r.Restore[1].Tokens != 100 || r.Restore[1].RestoreMillis <= 0 || r.Restore[1].SizeBytes < 100*3*2*2*16*4 {
 		t.Errorf("restore results %+v", r.Restore)
 	}
+}
+
+// floatKernels runs the rest of t on the CPU's float kernels: the golden
+// continuations are the float reference's, which int8 activations follow
+// only up to near-ties (engine/cpu holds them to that).
+func floatKernels(t *testing.T) {
+	prev := cpu.Kernels()
+	if err := cpu.SelectKernels("float"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cpu.SelectKernels(prev) })
 }

@@ -72,15 +72,22 @@ func newAffine(t *engine.Tensor) (*affineMatrix, error) {
 	}, nil
 }
 
-func (m *affineMatrix) layout() layout { return layout{nibbles: m.bits == 4, group: m.group} }
+func (m *affineMatrix) layout() layout {
+	return layout{nibbles: m.bits == 4, group: m.group, int8: int8Enabled()}
+}
 
-func (m *affineMatrix) gemv(out []float32, in *input, lo, hi int, _ *scratch) {
+func (m *affineMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
 	groups, wpr := m.cols/m.group, m.cols*m.bits/32
 	o, w := out[lo:hi], m.packed[lo*wpr:hi*wpr]
 	sc, bi := m.scales.slice(lo*groups, hi*groups), m.biases.slice(lo*groups, hi*groups)
-	if m.bits == 4 {
+	switch {
+	case in.xq != nil && m.bits == 4:
+		kern.gemvQ4I8(o, w, sc, bi, in.xq, in.dx, in.xsum, s.f, m.group)
+	case in.xq != nil:
+		kern.gemvQ8I8(o, w, sc, bi, in.xq, in.dx, in.xsum, s.f, m.group)
+	case m.bits == 4:
 		kern.gemvQ4(o, w, sc, bi, in.x, in.xsum, m.group)
-	} else {
+	default:
 		kern.gemvQ8(o, w, sc, bi, in.x, in.xsum, m.group)
 	}
 }

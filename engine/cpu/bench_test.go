@@ -87,11 +87,20 @@ func BenchmarkGemvQ4(b *testing.B) {
 	scales := halfVec{u16: randHalf(rng, rows*cols/group, false)}
 	biases := halfVec{u16: randHalf(rng, rows*cols/group, false)}
 	x, xsum, out := randF32(rng, cols), randF32(rng, cols/group), make([]float32, rows)
+	xq, dx, f := make([]int8, cols), make([]float32, cols/int8Block), make([]float32, cols/int8Block+16)
+	xsumI8 := make([]float32, cols/int8Block)
 	for _, ks := range kernelSets {
 		b.Run(ks.name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(w)))
+			if ks.gemvQ4I8 == nil {
+				for range b.N {
+					ks.gemvQ4(out, w, scales, biases, x, xsum, group)
+				}
+				return
+			}
 			for range b.N {
-				ks.gemvQ4(out, w, scales, biases, x, xsum, group)
+				ks.quantI8(xq, dx, xsumI8, x, true)
+				ks.gemvQ4I8(out, w, scales, biases, xq, dx, xsumI8, f, group)
 			}
 		})
 	}

@@ -4,7 +4,8 @@ package cpu
 // nibble order (permuteQ4), affine kernels want its per-group sums.
 type layout struct {
 	nibbles bool
-	group   int // affine group size; 0 for dense weights
+	group   int  // affine group size; 0 for dense weights
+	int8    bool // a single input goes to the kernels as int8 (int8.go)
 }
 
 // input is a matmul's activations prepared once for all the workers.
@@ -12,20 +13,25 @@ type input struct {
 	lay  layout
 	n    int
 	x    []float32 // n == 1: the input in layout order
-	xsum []float32 // n == 1, affine: the sum of each group of x
+	xsum []float32 // n == 1, affine: the sum of each group (int8: block) of x
+	xq   []int8    // n == 1, int8: x quantised (int8.go)
+	dx   []float32 // n == 1, int8: the step of each block of xq
 	xT   []float32 // n > 1: (cols, np) in layout order, inputs past n zero
 	np   int       // n rounded up to a multiple of 16
 }
 
 // inputBuf is the storage behind an input.
 type inputBuf struct {
-	x, xsum, xT []float32
+	x, xsum, dx, xT []float32
+	xq              []int8
 }
 
 func newInputBuf(cols, batch int) inputBuf {
 	return inputBuf{
 		x:    make([]float32, cols),
 		xsum: make([]float32, cols/32),
+		dx:   make([]float32, cols/32),
+		xq:   make([]int8, cols),
 		xT:   make([]float32, cols*roundUp(batch, 16)),
 	}
 }
@@ -36,6 +42,12 @@ func roundUp(n, m int) int { return (n + m - 1) / m * m }
 func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
 	*in = input{lay: lay, n: n}
 	x = x[:n*cols]
+	if n == 1 && lay.int8 {
+		blocks := cols / int8Block
+		in.xq, in.dx, in.xsum = buf.xq[:cols], buf.dx[:blocks], buf.xsum[:blocks]
+		kern.quantI8(in.xq, in.dx, in.xsum, x, lay.nibbles)
+		return
+	}
 	if n == 1 {
 		in.x = x
 		if lay.nibbles {
@@ -86,6 +98,7 @@ type scratch struct {
 	panel  []float32 // four dequantised weight rows
 	tile   []float32 // gemm4 output: sixteen rows for each input
 	scores []float32 // attention scores over the cache
+	f      []float32 // int8 kernels: scale·dx per group of a row
 	q      []float32 // a scaled attention query
 }
 
@@ -93,6 +106,7 @@ func newScratch(cols, batch int) *scratch {
 	return &scratch{
 		panel: make([]float32, 4*cols),
 		tile:  make([]float32, 16*batch),
+		f:     make([]float32, cols/32+16),
 	}
 }
 

@@ -48,18 +48,37 @@ func (f *fixture) cache(t *testing.T) engine.Cache {
 
 var maxDiff = golden.MaxDiff
 
+// int8Numerics are the tolerances of int8 activations on the quantised
+// test models, from measurements (docs/RATIONALE.md, "Integer
+// activations"): their largest logit error is 0.85-1.23 on logits up to
+// ±10.5, because these tiny random models magnify any perturbation —
+// merely rounding the activations to bf16 (a quarter of int8's error)
+// moves their logits by up to 0.35-0.53 — and greedy steps whose golden
+// top two are up to 0.38 apart change. The kernels themselves are held to
+// exact integer sums (TestInt8KernelsExact); the model-level cost is
+// measured on the 1B-shaped models (BenchmarkInt8Quality).
+var int8Numerics = golden.Numerics{Logit: 1.5, Incremental: 1.5, Tie: 0.5}
+
+// numerics is what the kernel set in use is held to on model m.
+func numerics(m *engine.Model) golden.Numerics {
+	if int8Enabled() && m.Config.Quantization != nil {
+		return int8Numerics
+	}
+	return golden.Float
+}
+
 // TestConformance runs the backend contract's conformance check (golden
 // logits, greedy and incremental decoding, KV round trip, refused calls,
 // Close) with every kernel set.
 func TestConformance(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
-		golden.CheckBackend(t, func(t *testing.T, m *engine.Model) engine.Backend {
+		golden.CheckBackendWithin(t, func(t *testing.T, m *engine.Model) engine.Backend {
 			b, err := New(m, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return b
-		})
+		}, numerics)
 	})
 }
 

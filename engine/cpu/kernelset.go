@@ -1,9 +1,6 @@
 package cpu
 
-import (
-	"math"
-	"os"
-)
+import "math"
 
 // kernelSet is one implementation of the vector kernels that the matrix,
 // attention and MLP code calls. goKernels is the portable reference; amd64
@@ -23,6 +20,13 @@ type kernelSet struct {
 	// each group of x. gemvQ4 reads x in nibble order (see permuteQ4).
 	gemvQ4 func(out []float32, w []uint32, scales, biases halfVec, x, xsum []float32, group int)
 	gemvQ8 func(out []float32, w []uint32, scales, biases halfVec, x, xsum []float32, group int)
+	// gemvQ4I8 and gemvQ8I8, where the set has them, are gemvQ4 and
+	// gemvQ8 over int8 activations (int8.go) that quantI8 prepared: xq,
+	// and dx and xsum per block of int8Block; f is scratch of at least
+	// len(xsum)+16 floats. A set without them multiplies in float.
+	quantI8  func(xq []int8, dx, xsum, x []float32, q4 bool)
+	gemvQ4I8 func(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int)
+	gemvQ8I8 func(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int)
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
 	swiglu func(gate, up []float32)
 	// expSum sets x[i] = exp(x[i]-m) and returns the sum.
@@ -46,16 +50,12 @@ type kernelSet struct {
 // kernelSets lists goKernels and every set this CPU runs, slowest first.
 var kernelSets = append([]kernelSet{goKernels}, archKernels()...)
 
-// kern is the kernel set in use: the fastest one the CPU runs, or the
-// portable one when the environment has DRIFTWOOD_NOSIMD=1 (read once, at
-// start).
-var kern = kernelSets[len(kernelSets)-1]
+// kern is the kernel set in use: the fastest one the CPU runs unless the
+// environment names another (kernelByName, read once, at start).
+var kern = kernelByName()
 
-func init() {
-	if os.Getenv("DRIFTWOOD_NOSIMD") == "1" {
-		kern = goKernels
-	}
-}
+// Kernels names the kernel set in use (go, avx2, avx512, avx512vnni).
+func Kernels() string { return kern.name }
 
 var goKernels = kernelSet{
 	name:      "go",

@@ -7,7 +7,8 @@ import (
 )
 
 // archKernels returns the AVX2 set when the CPU has AVX2, FMA and F16C,
-// and after it the AVX-512 set when it also has AVX-512 F, BW, VL and DQ.
+// after it the AVX-512 set when it also has AVX-512 F, BW, VL and DQ, and
+// last the AVX-512 VNNI set when it has VNNI too.
 func archKernels() []kernelSet {
 	x := &cpu.X86
 	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C {
@@ -16,6 +17,9 @@ func archKernels() []kernelSet {
 	sets := []kernelSet{avx2Kernels}
 	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512DQ {
 		sets = append(sets, avx512Kernels)
+		if x.HasAVX512VNNI {
+			sets = append(sets, avx512VNNIKernels)
+		}
 	}
 	return sets
 }

@@ -19,13 +19,21 @@ type Opener func(t *testing.T, m *engine.Model) engine.Backend
 // the golden prompt logits, greedy decoding with incremental against full
 // recompute (CheckGreedy) and a KV export/import round trip; on the first
 // model also the golden chat prompt, the calls every backend must refuse,
-// and Close of a cache and of the backend.
+// and Close of a cache and of the backend. Every model is held to Float.
 func CheckBackend(t *testing.T, open Opener) {
+	CheckBackendWithin(t, open, func(*engine.Model) Numerics { return Float })
+}
+
+// CheckBackendWithin is CheckBackend with the tolerances that numerics
+// gives for each test model: a backend whose arithmetic is not f32 on
+// some weights (int8 activations for quantised ones) says so here.
+func CheckBackendWithin(t *testing.T, open Opener, numerics func(*engine.Model) Numerics) {
 	for i, name := range Models {
 		t.Run(name, func(t *testing.T) {
 			s := setup(t, name, open)
+			s.n = numerics(s.m)
 			t.Run("prompt logits", s.promptLogits)
-			t.Run("greedy", func(t *testing.T) { CheckGreedy(t, s.b, func() engine.Cache { return s.cache(t) }, s.g, s.vocab) })
+			t.Run("greedy", func(t *testing.T) { CheckGreedy(t, s.b, func() engine.Cache { return s.cache(t) }, s.g, s.vocab, s.n) })
 			t.Run("KV round trip", s.kvRoundTrip)
 			if i == 0 {
 				t.Run("chat prompt", s.chatPrompt)
@@ -42,6 +50,7 @@ type subject struct {
 	m     *engine.Model
 	b     engine.Backend
 	vocab int
+	n     Numerics
 }
 
 func setup(t *testing.T, name string, open Opener) *subject {
@@ -85,8 +94,8 @@ func (s *subject) promptLogits(t *testing.T) {
 	var worst float64
 	for p := range ids {
 		d := MaxDiff(logits[p*s.vocab:(p+1)*s.vocab], s.g.PromptLogits[p])
-		if d > LogitTol {
-			t.Errorf("position %d: max |Δlogit| = %.2g > %g", p, d, LogitTol)
+		if d > s.n.Logit {
+			t.Errorf("position %d: max |Δlogit| = %.2g > %g", p, d, s.n.Logit)
 		}
 		worst = max(worst, d)
 	}
@@ -96,7 +105,7 @@ func (s *subject) promptLogits(t *testing.T) {
 func (s *subject) chatPrompt(t *testing.T) {
 	logits := make([]float32, s.vocab)
 	s.forward(t, s.cache(t), s.g.Chat.IDs, logits)
-	CheckTop5(t, logits, s.g.Chat.NextTokenTop5)
+	CheckTop5(t, logits, s.g.Chat.NextTokenTop5, s.n.Logit)
 }
 
 // kvRoundTrip exports the cache after the prompt, imports it into a new

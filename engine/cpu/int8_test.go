@@ -1,0 +1,289 @@
+package cpu
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// quantizeI8 is what every quantI8 kernel computes: it sets xq to x in
+// int8 (rounded to nearest even), int8Block elements to a step
+// dx[c] = max|x| / 127 over each block c, and xsum[c] to the block's float
+// sum. q4 puts xq in the int8 q4 order (q4I8Index), otherwise in natural
+// order.
+func quantizeI8(xq []int8, dx, xsum, x []float32, q4 bool) {
+	const group = int8Block
+	cols := len(x)
+	for g := range cols / group {
+		xg := x[g*group : (g+1)*group]
+		var amax, s float32
+		for _, v := range xg {
+			amax = max(amax, abs32(v))
+			s += v
+		}
+		xsum[g] = s
+		dx[g] = amax / 127
+		inv := float32(0)
+		if amax > 0 {
+			inv = 127 / amax
+		}
+		for i, v := range xg {
+			k := g*group + i
+			if q4 {
+				k = q4I8Index(k, cols)
+			}
+			xq[k] = int8(math.RoundToEven(float64(v * inv)))
+		}
+	}
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// int8Bound is how far a single-input product of row r of m (dequantised
+// in row) with x may be from the float one when the kernels quantise x to
+// int8: each element moves by at most half its block's step, and only the
+// scale·code part of a weight meets it (the bias multiplies the exact
+// float sum), so the product moves by at most Σ|w-bias|·step/2. It is 0
+// when m's kernels multiply in float.
+func int8Bound(m matrix, r int, row, x []float32) float64 {
+	a, ok := m.(*affineMatrix)
+	if !ok || !m.layout().int8 {
+		return 0
+	}
+	groups := a.cols / a.group
+	var bound float64
+	for c := 0; c < len(row); c += int8Block {
+		var amax, wsum float64
+		for i := c; i < c+int8Block; i++ {
+			amax = max(amax, math.Abs(float64(x[i])))
+			wsum += math.Abs(float64(row[i] - a.biases.at(r*groups+i/a.group)))
+		}
+		bound += wsum * amax / 127 / 2
+	}
+	return bound * (1 + 1e-5)
+}
+
+// int8Sets are the kernel sets this CPU runs that have int8 kernels.
+func int8Sets() []kernelSet {
+	var sets []kernelSet
+	for _, ks := range kernelSets {
+		if ks.gemvQ4I8 != nil {
+			sets = append(sets, ks)
+		}
+	}
+	return sets
+}
+
+// TestQ4I8Index checks that the int8 q4 order is a permutation.
+func TestQ4I8Index(t *testing.T) {
+	for _, cols := range []int{32, 96, 128, 160, 416} {
+		seen := make([]bool, cols)
+		for k := range cols {
+			i := q4I8Index(k, cols)
+			if i < 0 || i >= cols || seen[i] {
+				t.Fatalf("cols %d: element %d goes to %d, taken or outside", cols, k, i)
+			}
+			seen[i] = true
+		}
+	}
+}
+
+// TestQuantizeI8 checks the activation quantisation against its
+// definition: each element within half a step of x, the largest of a
+// group at ±127, sums exact.
+func TestQuantizeI8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, cols := range []int{96, 416} {
+		const group = int8Block
+		x := randF32(rng, cols)
+		x[5] = 0
+		clear(x[group : 2*group]) // an all-zero block
+		xq, dx, xsum := make([]int8, cols), make([]float32, cols/group), make([]float32, cols/group)
+		quantizeI8(xq, dx, xsum, x, true)
+		for k, v := range x {
+			g := k / group
+			got := float32(xq[q4I8Index(k, cols)]) * dx[g]
+			if d := math.Abs(float64(got - v)); d > 0.5*float64(dx[g])*(1+1e-6) {
+				t.Fatalf("%d: x[%d] = %g quantised to %g (step %g)", cols, k, v, got, dx[g])
+			}
+		}
+		if dx[1] != 0 || xsum[1] != 0 {
+			t.Errorf("zero group: dx %g, sum %g", dx[1], xsum[1])
+		}
+		if want := sum(x[:group]); xsum[0] != want {
+			t.Errorf("xsum[0] = %g, want %g", xsum[0], want)
+		}
+	}
+}
+
+// TestQuantI8 checks every quantI8 kernel against quantizeI8: xq and dx
+// exactly, the sums within float rounding.
+func TestQuantI8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, ks := range int8Sets() {
+		for _, cols := range []int{32, 64, 96, 128, 256, 416, 2048 + 96} {
+			for _, q4 := range []bool{false, true} {
+				{
+					const group = int8Block
+					what := fmt.Sprintf("%s %d, q4 %v", ks.name, cols, q4)
+					x := randF32(rng, cols)
+					clear(x[:group/2])
+					x[group/2] = -3 // the largest of its group, negative
+					if cols > group {
+						clear(x[group : 2*group])
+					}
+					groups := cols / group
+					xq1, xq2 := make([]int8, cols), make([]int8, cols)
+					dx1, dx2 := make([]float32, groups), make([]float32, groups)
+					s1, s2 := make([]float32, groups), make([]float32, groups)
+					ks.quantI8(xq1, dx1, s1, x, q4)
+					quantizeI8(xq2, dx2, s2, x, q4)
+					for i := range xq1 {
+						if xq1[i] != xq2[i] {
+							t.Fatalf("%s: xq[%d] = %d, want %d", what, i, xq1[i], xq2[i])
+						}
+					}
+					for g := range dx1 {
+						if dx1[g] != dx2[g] {
+							t.Fatalf("%s: dx[%d] = %g, want %g", what, g, dx1[g], dx2[g])
+						}
+					}
+					agree(t, what+": sums", s1, s2, group)
+				}
+			}
+		}
+	}
+}
+
+// TestInt8KernelsExact checks every int8 kernel against gemvI8Go. First
+// with scales ±1, steps 1 and small integer biases and sums, so that every
+// partial sum is an integer below 2²⁴ and the float sums are exact in any
+// order: any difference is a wrong integer sum, lane or tail. Then with
+// random scales and steps, within float rounding, which catches a lane
+// given the wrong group.
+func TestInt8KernelsExact(t *testing.T) {
+	sets := int8Sets()
+	if len(sets) == 0 {
+		t.Skip("this CPU runs no int8 kernel set")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, ks := range sets {
+		for _, bits := range []int{4, 8} {
+			gemv := ks.gemvQ4I8
+			if bits == 8 {
+				gemv = ks.gemvQ8I8
+			}
+			for _, group := range []int{32, 64, 128} {
+				for _, cols := range []int{group, 2 * group, 3 * group, 416 / group * group, 1152, 8192 + 128} { // 8192: more than 255 blocks
+					for _, rows := range []int{1, 3, 17} {
+						what := fmt.Sprintf("%s q%d group %d, %d×%d", ks.name, bits, group, rows, cols)
+						groups, chunks := cols/group, cols/int8Block
+						w := randU32(rng, rows*cols*bits/32)
+						xq := make([]int8, cols)
+						for i := range xq {
+							xq[i] = int8(rng.IntN(255) - 127)
+						}
+						xq[0] = -127
+						ones, xsum := make([]float32, chunks), make([]float32, chunks)
+						for g := range ones {
+							ones[g] = 1
+							xsum[g] = float32(rng.IntN(200) - 100)
+						}
+						f := make([]float32, chunks+16)
+						o1, o2 := make([]float32, rows), make([]float32, rows)
+						for i, sc := range unitHalves(rng, rows*groups, 1) {
+							bi := unitHalves(rng, rows*groups, 4)[i]
+							gemv(o1, w, sc, bi, xq, ones, xsum, f, group)
+							gemvI8Go(o2, w, sc, bi, xq, ones, xsum, group, bits)
+							for r := range o1 {
+								if o1[r] != o2[r] {
+									t.Fatalf("%s, dtype %d: row %d = %g, scalar %g", what, i, r, o1[r], o2[r])
+								}
+							}
+						}
+						dx := randF32(rng, chunks)
+						for i, sc := range halves(rng, rows*groups) {
+							bi := halves(rng, rows*groups)[i]
+							gemv(o1, w, sc, bi, xq, dx, xsum, f, group)
+							gemvI8Go(o2, w, sc, bi, xq, dx, xsum, group, bits)
+							want, mag := int8Exact(w, sc, bi, xq, dx, xsum, rows, group, bits)
+							for r := range o1 {
+								if d := math.Abs(float64(o1[r]) - want[r]); d > 1e-5*mag[r]+1e-30 { // subnormal scales
+									t.Fatalf("%s, dtype %d: row %d = %g, exact %g", what, i, r, o1[r], want[r])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// int8Exact is the int8 product in float64, and the sum of the magnitudes
+// of its terms (the scale of float32 rounding), computed from the
+// definition: codes in natural order, xq through q4I8Index.
+func int8Exact(w []uint32, sc, bi halfVec, xq []int8, dx, xsum []float32, rows, group, bits int) (want, mag []float64) {
+	cols := len(xq)
+	want, mag = make([]float64, rows), make([]float64, rows)
+	for r := range rows {
+		for k := range cols {
+			bit := r*cols*bits + k*bits
+			q := float64(w[bit/32] >> (bit % 32) & (1<<bits - 1))
+			i := k
+			if bits == 4 {
+				i = q4I8Index(k, cols)
+			}
+			term := float64(sc.at(r*cols/group+k/group)) * float64(dx[k/int8Block]) * q * float64(xq[i])
+			want[r] += term
+			mag[r] += math.Abs(term)
+		}
+		for c := range cols / int8Block {
+			term := float64(bi.at(r*cols/group+c*int8Block/group)) * float64(xsum[c])
+			want[r] += term
+			mag[r] += math.Abs(term)
+		}
+	}
+	return want, mag
+}
+
+// unitHalves returns n random integers in [-m, m] without 0, in each dtype
+// (exact in all three).
+func unitHalves(rng *rand.Rand, n, m int) []halfVec {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.IntN(m) + 1)
+		if rng.IntN(2) == 0 {
+			v[i] = -v[i]
+		}
+	}
+	b, h := make([]uint16, n), make([]uint16, n)
+	for i, x := range v {
+		b[i], h[i] = F32ToBF16(x), F32ToF16(x)
+	}
+	return []halfVec{{f32: v}, {u16: b}, {u16: h, f16: true}}
+}
+
+// TestGeneratedAssembly checks that int8_vnni_amd64.s is what its
+// generator writes: edit internal/vnnigen, then go generate.
+func TestGeneratedAssembly(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipped: no go command on PATH")
+	}
+	want, err := exec.Command(gobin, "run", "./internal/vnnigen", "-out", "-").Output()
+	if err != nil {
+		t.Fatalf("go run ./internal/vnnigen: %v", err)
+	}
+	got, err := os.ReadFile("int8_vnni_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("int8_vnni_amd64.s differs from what internal/vnnigen writes: run go generate ./engine/cpu/")
+	}
+}

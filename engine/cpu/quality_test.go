@@ -1,0 +1,137 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+)
+
+// BenchmarkInt8Quality measures what integer activations cost in quality,
+// not time: over the tokens of a real text, fed one at a time to two
+// backends of the model in $DRIFTWOOD_QUALITY_MODEL (one on the float
+// reference kernels, one on the int8 ones), the mean KL divergence of the
+// int8 next-token distribution from the float one, and how often their
+// top-1 tokens agree. The text is $DRIFTWOOD_QUALITY_TEXT (default: this
+// repository's README), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
+//
+//	DRIFTWOOD_QUALITY_MODEL=DIR go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
+func BenchmarkInt8Quality(b *testing.B) {
+	dir := os.Getenv("DRIFTWOOD_QUALITY_MODEL")
+	if dir == "" {
+		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder")
+	}
+	sets := int8Sets()
+	if len(sets) == 0 {
+		b.Skip("this CPU runs no int8 kernel set")
+	}
+	int8Set := sets[len(sets)-1]
+	var float kernelSet
+	for _, ks := range kernelSets {
+		if ks.gemvQ4I8 == nil {
+			float = ks // the fastest float set
+		}
+	}
+	textFile := os.Getenv("DRIFTWOOD_QUALITY_TEXT")
+	if textFile == "" {
+		textFile = "../../README.md"
+	}
+	text, err := os.ReadFile(textFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 1024
+	if s := os.Getenv("DRIFTWOOD_QUALITY_TOKENS"); s != "" {
+		if _, err := fmt.Sscan(s, &n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ids := tok.Encode(string(text))
+	if len(ids) < n {
+		b.Fatalf("%s has %d tokens, fewer than %d", textFile, len(ids), n)
+	}
+	ids = ids[:n]
+	m, err := engine.LoadModel(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	open := func() (*Backend, engine.Cache) {
+		be, err := New(m, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := be.NewCache(n + 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return be, c
+	}
+	fb, fc := open()
+	ib, ic := open()
+	defer fb.Close()
+	defer ib.Close()
+	vocab := m.Config.VocabSize
+	pf, pi := make([]float32, vocab), make([]float32, vocab)
+	saved := kern
+	defer func() { kern = saved }()
+	var kld, entropy float64
+	agree, positions := 0, 0
+	for b.Loop() {
+		for _, id := range ids {
+			kern = float
+			if err := fb.Forward(fc, []int32{id}, pf); err != nil {
+				b.Fatal(err)
+			}
+			kern = int8Set
+			if err := ib.Forward(ic, []int32{id}, pi); err != nil {
+				b.Fatal(err)
+			}
+			d, h := klDivergence(pf, pi)
+			kld += d
+			entropy += h
+			positions++
+			if engine.Argmax(pf) == engine.Argmax(pi) {
+				agree++
+			}
+		}
+	}
+	b.ReportMetric(kld/float64(positions), "KLD")
+	b.ReportMetric(100*float64(agree)/float64(positions), "top1%")
+	b.ReportMetric(entropy/float64(positions), "entropy-nats")
+}
+
+// klDivergence is KL(softmax(p) ‖ softmax(q)) and the entropy of
+// softmax(p), in nats.
+func klDivergence(p, q []float32) (kl, entropy float64) {
+	lp, lq := logSoftmax(p), logSoftmax(q)
+	for i := range lp {
+		kl += math.Exp(lp[i]) * (lp[i] - lq[i])
+		entropy -= math.Exp(lp[i]) * lp[i]
+	}
+	return kl, entropy
+}
+
+func logSoftmax(x []float32) []float64 {
+	m := float64(x[0])
+	for _, v := range x {
+		m = max(m, float64(v))
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(float64(v) - m)
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v) - m - math.Log(s)
+	}
+	return out
+}
