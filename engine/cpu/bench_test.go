@@ -99,7 +99,7 @@ func BenchmarkGemvQ4(b *testing.B) {
 				return
 			}
 			for range b.N {
-				ks.quantI8(xq, dx, xsumI8, x, true)
+				ks.quantI8(xq, dx, xsumI8, x, i8Q4Blocks)
 				ks.gemvQ4I8(out, w, scales, biases, xq, dx, xsumI8, f, group)
 			}
 		})

@@ -106,11 +106,8 @@ func TestMatrixKernelsAgree(t *testing.T) {
 				for r := 0; r < rows; r++ {
 					m.row(row, r)
 					want := dotGo(row, x[b*cols:])
-					for i, got := range []float32{single[r], batched[b*rows+r]} {
-						tol := 1e-4 * (1 + math.Abs(float64(want)))
-						if i == 0 {
-							tol += int8Bound(m, r, row, x[b*cols:(b+1)*cols])
-						}
+					for _, got := range []float32{single[r], batched[b*rows+r]} {
+						tol := 1e-4*(1+math.Abs(float64(want))) + int8Bound(m, r, row, x[b*cols:(b+1)*cols])
 						if math.Abs(float64(got-want)) > tol {
 							t.Fatalf("%s: row %d input %d: kernel %g, dequantised dot %g", name, r, b, got, want)
 						}
@@ -287,10 +284,7 @@ func TestOddMatrices(t *testing.T) {
 						for i, w := range row {
 							mag += math.Abs(float64(w * x[b*cols+i]))
 						}
-						tol := 1e-5 * mag
-						if n == 1 {
-							tol += int8Bound(m, r, row, x)
-						}
+						tol := 1e-5*mag + int8Bound(m, r, row, x[b*cols:(b+1)*cols])
 						if d := math.Abs(float64(got[b*rows+r] - want)); d > tol {
 							t.Fatalf("%s, %d inputs: row %d input %d: kernel %g, dequantised dot %g", name, n, r, b, got[b*rows+r], want)
 						}

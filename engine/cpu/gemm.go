@@ -16,14 +16,17 @@ type input struct {
 	xsum []float32 // n == 1, affine: the sum of each group (int8: block) of x
 	xq   []int8    // n == 1, int8: x quantised (int8.go)
 	dx   []float32 // n == 1, int8: the step of each block of xq
-	xT   []float32 // n > 1: (cols, np) in layout order, inputs past n zero
-	np   int       // n rounded up to a multiple of 16
+	// n > 1, int8: the batch quantised and transposed (prepareI8Batch)
+	xqT      []int8
+	dxT, xsT []float32
+	xT       []float32 // n > 1: (cols, np) in layout order, inputs past n zero
+	np       int       // n rounded up to a multiple of 16
 }
 
 // inputBuf is the storage behind an input.
 type inputBuf struct {
-	x, xsum, dx, xT []float32
-	xq              []int8
+	x, xsum, dx, xT, dxT, xsT []float32
+	xq, xqT                   []int8
 }
 
 func newInputBuf(cols, batch int) inputBuf {
@@ -33,6 +36,9 @@ func newInputBuf(cols, batch int) inputBuf {
 		dx:   make([]float32, cols/32),
 		xq:   make([]int8, cols),
 		xT:   make([]float32, cols*roundUp(batch, 16)),
+		xqT:  make([]int8, cols*roundUp(batch, 16)),
+		dxT:  make([]float32, cols/32*roundUp(batch, 16)),
+		xsT:  make([]float32, cols/32*roundUp(batch, 16)),
 	}
 }
 
@@ -45,7 +51,15 @@ func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
 	if n == 1 && lay.int8 {
 		blocks := cols / int8Block
 		in.xq, in.dx, in.xsum = buf.xq[:cols], buf.dx[:blocks], buf.xsum[:blocks]
-		kern.quantI8(in.xq, in.dx, in.xsum, x, lay.nibbles)
+		order := i8Natural
+		if lay.nibbles {
+			order = i8Q4Blocks
+		}
+		kern.quantI8(in.xq, in.dx, in.xsum, x, order)
+		return
+	}
+	if lay.int8 {
+		in.prepareI8Batch(buf, x, n, cols)
 		return
 	}
 	if n == 1 {
@@ -98,15 +112,17 @@ type scratch struct {
 	panel  []float32 // four dequantised weight rows
 	tile   []float32 // gemm4 output: sixteen rows for each input
 	scores []float32 // attention scores over the cache
-	f      []float32 // int8 kernels: scale·dx per group of a row
+	f      []float32 // int8 kernels: scale·dx per block of a row
+	i8     i8Panel   // int8 batch kernel: sixteen rows laid out
 	q      []float32 // a scaled attention query
 }
 
 func newScratch(cols, batch int) *scratch {
 	return &scratch{
 		panel: make([]float32, 4*cols),
-		tile:  make([]float32, 16*batch),
+		tile:  make([]float32, 16*roundUp(batch, 16)),
 		f:     make([]float32, cols/32+16),
+		i8:    newI8Panel(cols),
 	}
 }
 
@@ -121,6 +137,10 @@ const gemmBytes = 256 << 10
 // tile of sixteen rows per input, which is then added to out a cache line
 // per input.
 func gemm(m matrix, out []float32, in *input, lo, hi int, s *scratch) {
+	if in.xqT != nil {
+		m.(*affineMatrix).gemmI8(out, in, lo, hi, s)
+		return
+	}
 	rows, cols := m.dims()
 	kc := max(128, gemmBytes/4/in.np/128*128)
 	for k0 := 0; k0 < cols; k0 += kc {

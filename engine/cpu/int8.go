@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unsafe"
 )
 
 // Integer activations (docs/RATIONALE.md, "Integer activations"): for a
@@ -104,5 +105,109 @@ func gemvI8Go(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, 
 			sum += scales.at(j)*dx[c]*float32(acc) + biases.at(j)*xsum[c]
 		}
 		out[r] = sum
+	}
+}
+
+// i8Order is the order in which a quantI8 kernel writes xq.
+type i8Order int
+
+const (
+	i8Natural  i8Order = iota // as x
+	i8Q4Blocks                // q4I8Index: the single-input q4 kernels'
+	i8Nibbles                 // q4Index: every chunk's even elements, then its odd ones
+)
+
+// i8Panel is up to sixteen rows of affine weights laid out for gemmI8:
+// w holds, for each four columns (in nibble order for q4), each row's four
+// codes, (cols/4, 16, 4); s and b each 32-column chunk's scale and bias of
+// each row, (cols/32, 16). Rows past the matrix's end are zero.
+type i8Panel struct {
+	w    []uint8
+	s, b []float32
+}
+
+func newI8Panel(cols int) i8Panel {
+	return i8Panel{w: make([]uint8, 16*cols), s: make([]float32, cols/2), b: make([]float32, cols/2)}
+}
+
+// panelI8 fills p from rows of affine weights (w, scales and biases
+// starting at the panel's first row).
+type panelI8 func(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group int)
+
+// panelI8Go is panelI8 in scalar Go: the reference in the tests and the
+// kernel for scales and biases of different dtypes.
+func panelI8Go(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group, bits int) {
+	wpr, groups, mask := cols*bits/32, cols/group, uint32(1)<<bits-1
+	for r := range rows {
+		words := w[r*wpr : (r+1)*wpr]
+		for k := range cols {
+			src := k // the column whose code goes to position k
+			if bits == 4 {
+				j := k & 31
+				src = k&^31 + (j&15)*2 + j>>4
+			}
+			code := uint8(words[src*bits/32] >> (src * bits % 32) & mask)
+			p.w[(k/4*16+r)*4+k%4] = code
+		}
+		for c := range cols / int8Block {
+			p.s[c*16+r] = scales.at(r*groups + c*int8Block/group)
+			p.b[c*16+r] = biases.at(r*groups + c*int8Block/group)
+		}
+	}
+}
+
+// prepareI8Batch quantises n inputs x (n, cols) for gemmI8: xqT holds,
+// for each four columns, each input's four int8s, (cols/4, np, 4), and
+// dxT, xsT each chunk's step and sum of each input, (cols/32, np); inputs
+// from n to np are zero. buf's single-input buffers hold one input on the
+// way.
+func (in *input) prepareI8Batch(buf *inputBuf, x []float32, n, cols int) {
+	np, chunks := roundUp(n, 16), cols/int8Block
+	in.np = np
+	in.xqT, in.dxT, in.xsT = buf.xqT[:cols*np], buf.dxT[:chunks*np], buf.xsT[:chunks*np]
+	order := i8Natural
+	if in.lay.nibbles {
+		order = i8Nibbles
+	}
+	q32 := unsafe.Slice((*uint32)(unsafe.Pointer(&in.xqT[0])), cols/4*np)
+	xq, dx, xs := buf.xq[:cols], buf.dx[:chunks], buf.xsum[:chunks]
+	row := unsafe.Slice((*uint32)(unsafe.Pointer(&xq[0])), cols/4)
+	for t := range np {
+		if t < n {
+			kern.quantI8(xq, dx, xs, x[t*cols:(t+1)*cols], order)
+		} else {
+			clear(xq)
+			clear(dx)
+			clear(xs)
+		}
+		for k, v := range row {
+			q32[k*np+t] = v
+		}
+		for c := range chunks {
+			in.dxT[c*np+t], in.xsT[c*np+t] = dx[c], xs[c]
+		}
+	}
+}
+
+// gemmI8 sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
+// input of in, a batch prepared by prepareI8Batch: sixteen rows at a time
+// laid out in s.i8 and multiplied with the whole batch.
+func (m *affineMatrix) gemmI8(out []float32, in *input, lo, hi int, s *scratch) {
+	groups, wpr := m.cols/m.group, m.cols*m.bits/32
+	nt := roundUp(in.n, 8)
+	for r0 := lo; r0 < hi; r0 += 16 {
+		nr := min(16, hi-r0)
+		p := &s.i8
+		if nr < 16 {
+			clear(p.w[:16*m.cols])
+			clear(p.s[:m.cols/2])
+			clear(p.b[:m.cols/2])
+		}
+		kern.panelI8[m.bits/8](p, m.packed[r0*wpr:(r0+nr)*wpr], m.scales.slice(r0*groups, (r0+nr)*groups),
+			m.biases.slice(r0*groups, (r0+nr)*groups), nr, m.cols, m.group)
+		kern.gemmI8(s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
+		for t := range in.n {
+			copy(out[t*m.rows+r0:t*m.rows+r0+nr], s.tile[t*16:t*16+nr])
+		}
 	}
 }

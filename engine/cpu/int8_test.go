@@ -7,15 +7,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"testing"
 )
 
 // quantizeI8 is what every quantI8 kernel computes: it sets xq to x in
 // int8 (rounded to nearest even), int8Block elements to a step
 // dx[c] = max|x| / 127 over each block c, and xsum[c] to the block's float
-// sum. q4 puts xq in the int8 q4 order (q4I8Index), otherwise in natural
-// order.
-func quantizeI8(xq []int8, dx, xsum, x []float32, q4 bool) {
+// sum, xq in the given order.
+func quantizeI8(xq []int8, dx, xsum, x []float32, order i8Order) {
 	const group = int8Block
 	cols := len(x)
 	for g := range cols / group {
@@ -33,8 +34,11 @@ func quantizeI8(xq []int8, dx, xsum, x []float32, q4 bool) {
 		}
 		for i, v := range xg {
 			k := g*group + i
-			if q4 {
+			switch order {
+			case i8Q4Blocks:
 				k = q4I8Index(k, cols)
+			case i8Nibbles:
+				k = q4Index(k)
 			}
 			xq[k] = int8(math.RoundToEven(float64(v * inv)))
 		}
@@ -103,7 +107,7 @@ func TestQuantizeI8(t *testing.T) {
 		x[5] = 0
 		clear(x[group : 2*group]) // an all-zero block
 		xq, dx, xsum := make([]int8, cols), make([]float32, cols/group), make([]float32, cols/group)
-		quantizeI8(xq, dx, xsum, x, true)
+		quantizeI8(xq, dx, xsum, x, i8Q4Blocks)
 		for k, v := range x {
 			g := k / group
 			got := float32(xq[q4I8Index(k, cols)]) * dx[g]
@@ -126,10 +130,10 @@ func TestQuantI8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, ks := range int8Sets() {
 		for _, cols := range []int{32, 64, 96, 128, 256, 416, 2048 + 96} {
-			for _, q4 := range []bool{false, true} {
+			for _, q4 := range []i8Order{i8Natural, i8Q4Blocks, i8Nibbles} {
 				{
 					const group = int8Block
-					what := fmt.Sprintf("%s %d, q4 %v", ks.name, cols, q4)
+					what := fmt.Sprintf("%s %d, order %d", ks.name, cols, q4)
 					x := randF32(rng, cols)
 					clear(x[:group/2])
 					x[group/2] = -3 // the largest of its group, negative
@@ -271,6 +275,9 @@ func unitHalves(rng *rand.Rand, n, m int) []halfVec {
 // TestGeneratedAssembly checks that int8_vnni_amd64.s is what its
 // generator writes: edit internal/vnnigen, then go generate.
 func TestGeneratedAssembly(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("skipped: the generated assembly is amd64's, checked there")
+	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("skipped: no go command on PATH")
@@ -285,5 +292,61 @@ func TestGeneratedAssembly(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("int8_vnni_amd64.s differs from what internal/vnnigen writes: run go generate ./engine/cpu/")
+	}
+}
+
+// TestInt8Batch checks the batch kernels: every panel kernel against
+// panelI8Go exactly, and the product of a prepared batch against the
+// single-input int8 kernels, which do the same integer maths in another
+// order.
+func TestInt8Batch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, ks := range int8Sets() {
+		saved := kern
+		kern = ks
+		for _, bits := range []int{4, 8} {
+			for _, group := range []int{32, 64, 128} {
+				for _, cols := range []int{group, 3 * group, 1152} {
+					for _, rows := range []int{5, 16, 37} {
+						for i, sc := range halves(rng, rows*cols/group) {
+							what := fmt.Sprintf("%s q%d group %d, %d×%d, dtype %d", ks.name, bits, group, rows, cols, i)
+							m := &affineMatrix{dense: dense{rows, cols}, bits: bits, group: group,
+								packed: randU32(rng, rows*cols*bits/32), scales: sc, biases: halves(rng, rows*cols/group)[i]}
+							nr := min(rows, 16)
+							p1, p2 := newI8Panel(cols), newI8Panel(cols)
+							ks.panelI8[bits/8](&p1, m.packed, m.scales, m.biases, nr, cols, group)
+							panelI8Go(&p2, m.packed, m.scales, m.biases, nr, cols, group, bits)
+							if !slices.Equal(p1.w, p2.w) || !slices.Equal(p1.s, p2.s) || !slices.Equal(p1.b, p2.b) {
+								t.Fatalf("%s: panel differs from panelI8Go", what)
+							}
+							for _, n := range []int{2, 9, 16, 23} {
+								x := randF32(rng, n*cols)
+								batched := mulAll(m, x, n)
+								row := make([]float32, cols)
+								for b := range n {
+									xb := x[b*cols : (b+1)*cols]
+									single := mulAll(m, xb, 1)
+									for r := range rows {
+										// The terms s·q·x and b·x cancel: rounding
+										// scales with their magnitudes.
+										m.row(row, r)
+										var mag float64
+										for k, v := range row {
+											bias := float64(m.biases.at(r*cols/group + k/group))
+											mag += (math.Abs(float64(v)) + 2*math.Abs(bias)) * math.Abs(float64(xb[k]))
+										}
+										got, want := batched[b*rows+r], single[r]
+										if math.Abs(float64(got-want)) > 1e-5*mag {
+											t.Fatalf("%s, %d inputs: row %d input %d = %g, single input %g", what, n, r, b, got, want)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		kern = saved
 	}
 }

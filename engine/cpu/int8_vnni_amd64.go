@@ -15,6 +15,11 @@ var avx512VNNIKernels = func() kernelSet {
 	ks.gemvQ4I8 = vnniGemv{4, [3]vnniAsm{gemvQ4SF32VNNI, gemvQ4SBF16VNNI, gemvQ4SF16VNNI}}.gemv
 	ks.gemvQ8I8 = vnniGemv{8, [3]vnniAsm{gemvQ8SF32VNNI, gemvQ8SBF16VNNI, gemvQ8SF16VNNI}}.gemv
 	ks.quantI8 = quantI8
+	ks.panelI8 = [2]panelI8{
+		vnniPanel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}}.panel,
+		vnniPanel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}}.panel,
+	}
+	ks.gemmI8 = gemmI8
 	return ks
 }()
 
@@ -66,20 +71,75 @@ func (a vnniGemv) gemv(out []float32, w []uint32, scales, biases halfVec, xq []i
 		&vnniIndex[a.bits/8][gs-5][0], rows, cols, gs)
 }
 
-func quantI8(xq []int8, dx, xsum, x []float32, q4 bool) {
+func quantI8(xq []int8, dx, xsum, x []float32, order i8Order) {
 	cols := len(x)
 	if cols == 0 || cols%int8Block != 0 || len(xq) < cols || len(dx) < cols/int8Block || len(xsum) < cols/int8Block {
 		panic("cpu: int8 quantisation operands do not match")
 	}
-	nibbles := 0
-	if q4 {
-		nibbles = 1
-	}
-	quantI8VNNI(&xq[0], &dx[0], &xsum[0], &x[0], cols, 5, nibbles) // 2⁵ = int8Block
+	quantI8VNNI(&xq[0], &dx[0], &xsum[0], &x[0], cols, 5, int(order)) // 2⁵ = int8Block
 }
 
 //go:noescape
-func quantI8VNNI(xq *int8, dx, xsum, x *float32, cols, gshift, q4 int)
+func quantI8VNNI(xq *int8, dx, xsum, x *float32, cols, gshift, order int)
+
+// panelAsm is a panel kernel for one dtype of scales and biases.
+type panelAsm func(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+// vnniPanel holds a panel kernel's assembly for each dtype of scales and
+// biases (halfKind).
+type vnniPanel struct {
+	bits int
+	asm  [3]panelAsm
+}
+
+func (a vnniPanel) panel(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group int) {
+	chunks, groups := cols/int8Block, cols/max(group, 1)
+	if rows == 0 {
+		return
+	}
+	if rows > 16 || group&(group-1) != 0 || group < 32 || group > 128 || cols%group != 0 ||
+		len(w) < ((rows-1)*cols+cols)*a.bits/32 || scales.len() < rows*groups || biases.len() < rows*groups ||
+		len(p.w) < 16*cols || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+		panic("cpu: int8 panel operands do not match")
+	}
+	k := halfKind(scales)
+	if halfKind(biases) != k {
+		panelI8Go(p, w, scales, biases, rows, cols, group, a.bits)
+		return
+	}
+	a.asm[k](&p.w[0], &p.s[0], &p.b[0], &w[0], cols*a.bits/8, halfPtr(scales), halfPtr(biases), groups, rows, chunks,
+		bits.TrailingZeros(uint(group)))
+}
+
+func gemmI8(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
+	chunks := len(dx) / max(np, 1)
+	if nt <= 0 || nt%8 != 0 || nt > np || np%8 != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
+		len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+		panic("cpu: int8 gemm operands do not match")
+	}
+	gemmI8VNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks)
+}
+
+//go:noescape
+func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
+
+//go:noescape
+func panelQ4SF32VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ4SBF16VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ4SF16VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ8SF32VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ8SBF16VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ8SF16VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
 
 //go:noescape
 func gemvQ4SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
