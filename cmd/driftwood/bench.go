@@ -15,12 +15,14 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 )
 
 // benchResult is what `driftwood bench` measures.
 type benchResult struct {
 	Model        string  `json:"model"`
 	Backend      string  `json:"backend"`
+	Kernels      string  `json:"kernels,omitempty"`
 	Threads      int     `json:"threads"`
 	LoadSeconds  float64 `json:"load_s"`
 	PromptTokens int     `json:"prompt_tokens"`
@@ -132,7 +134,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		fmt.Fprintf(errOut, "run %d/%d: prefill %.1f tok/s, decode %.1f tok/s\n", r+1, *runs, prefill[r], decode[r])
 	}
 	res := benchResult{
-		Model: g.model, Backend: l.Backend.Name(), Threads: g.threads, LoadSeconds: l.LoadTime.Seconds(),
+		Model: g.model, Backend: l.Backend.Name(), Kernels: kernelsOf(l.Backend), Threads: g.threads, LoadSeconds: l.LoadTime.Seconds(),
 		PromptTokens: *promptN, GenTokens: *genN, Runs: *runs,
 		PrefillTPS: median(prefill), DecodeTPS: median(decode), PeakRSSMiB: peakRSSMiB(),
 	}
@@ -142,8 +144,12 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if *asJSON {
 		return json.NewEncoder(out).Encode(res)
 	}
+	backend := res.Backend
+	if res.Kernels != "" {
+		backend += " " + res.Kernels
+	}
 	_, err = fmt.Fprintf(out, "%s (%s, %s)\nload     %.2f s\nprefill  %.1f tok/s  (%d tokens, median of %d)\ndecode   %.1f tok/s  (%d tokens, median of %d)\npeak RSS %.0f MiB\n",
-		g.model, c.Describe(), l.Backend.Name(), res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *runs, res.PeakRSSMiB)
+		g.model, c.Describe(), backend, res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *runs, res.PeakRSSMiB)
 	if err == nil && hook != nil {
 		step := 1000 / res.DecodeTPS
 		_, err = fmt.Fprintf(out, "controller %s: start-up %.1f ms (first step), then %.3f ms waited per token (%.2f %% of a %.1f ms step)\n",
@@ -174,4 +180,12 @@ func peakRSSMiB() float64 {
 		}
 	}
 	return 0
+}
+
+// kernelsOf names the CPU backend's kernel set, or "" for another backend.
+func kernelsOf(b engine.Backend) string {
+	if _, ok := b.(*cpu.Backend); ok {
+		return cpu.Kernels()
+	}
+	return ""
 }

@@ -36,6 +36,7 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	fmt.Fprintf(out, "cpu kernels: %s\n", cpuKernelsLine())
 	fmt.Fprintf(out, "looked for libmlxc in: %s\n", strings.Join(mlxbridge.Candidates(*mlxLib), ", "))
 	lib, err := mlxbridge.Load(*mlxLib)
 	if err != nil {
@@ -83,6 +84,12 @@ func smokeTest(out io.Writer, dir, mlxLib, device string) error {
 	if err != nil {
 		return fmt.Errorf("smoke test: %w", err)
 	}
+	// MLX multiplies in float: compare with the CPU's float kernels.
+	prev := cpu.Kernels()
+	if err := cpu.SelectKernels("float"); err != nil {
+		return err
+	}
+	defer cpu.SelectKernels(prev)
 	cb, err := cpu.New(m, cpu.Options{})
 	if err != nil {
 		return err
@@ -102,6 +109,16 @@ func smokeTest(out io.Writer, dir, mlxLib, device string) error {
 		return errors.New("smoke test: MLX's logits disagree with the CPU backend's")
 	}
 	return nil
+}
+
+// cpuKernelsLine says which kernel set the CPU backend uses and how to
+// choose another.
+func cpuKernelsLine() string {
+	k := cpu.Kernels()
+	if cpu.Int8() {
+		return k + " (int8 activations for q4/q8 weights; DRIFTWOOD_KERNELS=float for the float reference)"
+	}
+	return k
 }
 
 func oneToken(b engine.Backend, c *engine.Config, token int32) ([]float32, time.Duration, error) {

@@ -5,9 +5,11 @@
 // nothing.
 //
 // The hot loops are vector kernels (kernelSet): assembly on amd64 (AVX2 +
-// FMA, and AVX-512 where it pays), picked at start from the CPU's
-// features, and portable Go versions that serve other architectures and
-// every CPU when the environment has DRIFTWOOD_NOSIMD=1.
+// FMA, AVX-512 where it pays, and int8 products with AVX-512 VNNI for
+// quantised weights, int8.go), picked at start from the CPU's features,
+// and portable Go versions that serve other architectures and every CPU
+// when the environment has DRIFTWOOD_NOSIMD=1. DRIFTWOOD_KERNELS names a
+// set to use instead, "float" the fastest that multiplies in float.
 package cpu
 
 import (
@@ -71,6 +73,9 @@ type layer struct {
 // backend is used.
 func New(m *engine.Model, opt Options) (*Backend, error) {
 	c := m.Config
+	if kernelsEnvErr != nil {
+		return nil, kernelsEnvErr
+	}
 	if err := CheckThreads(opt.Threads); err != nil {
 		return nil, fmt.Errorf("cpu: threads %d: %w", opt.Threads, err)
 	}

@@ -28,6 +28,10 @@ const int8Block = 32
 // weights with int8 activations.
 func int8Enabled() bool { return kern.gemvQ4I8 != nil }
 
+// Int8 reports whether the kernel set in use multiplies quantised weights
+// with int8 activations (the float reference does not).
+func Int8() bool { return int8Enabled() }
+
 // q4I8Index is the position of element k of a row of cols in the int8 q4
 // order: blocks of 128 hold the even elements of their four 32-element
 // chunks, then the odd ones (how the low and high nibbles of 64 code bytes
@@ -39,18 +43,35 @@ func q4I8Index(k, cols int) int {
 	return k&^127 + k&1*64 + k>>5&3*16 + k&31>>1
 }
 
+// kernelsEnvErr is why DRIFTWOOD_KERNELS could not be followed; New
+// returns it.
+var kernelsEnvErr error
+
 // kernelByName returns the kernel set named by DRIFTWOOD_KERNELS (see
-// SelectKernels), or the fastest set when it is unset or names none this
-// CPU runs; DRIFTWOOD_NOSIMD=1 means the portable set.
+// SelectKernels), or the fastest set when it is unset (or names none this
+// CPU runs: kernelsEnvErr); DRIFTWOOD_NOSIMD=1 means the portable set.
 func kernelByName() kernelSet {
 	name := os.Getenv("DRIFTWOOD_KERNELS")
 	if os.Getenv("DRIFTWOOD_NOSIMD") == "1" {
 		name = goKernels.name
 	}
+	fastest := kernelSets[len(kernelSets)-1]
+	if name == "" {
+		return fastest
+	}
 	if ks, ok := lookupKernels(name); ok {
 		return ks
 	}
-	return kernelSets[len(kernelSets)-1]
+	kernelsEnvErr = fmt.Errorf("DRIFTWOOD_KERNELS: %w", unknownKernels(name))
+	return fastest
+}
+
+func unknownKernels(name string) error {
+	names := make([]string, len(kernelSets))
+	for i, ks := range kernelSets {
+		names[i] = ks.name
+	}
+	return fmt.Errorf("no kernel set %q on this CPU (it runs %s, or float)", name, strings.Join(names, ", "))
 }
 
 // lookupKernels finds a kernel set this CPU runs by name; "float" is the
@@ -72,11 +93,7 @@ func lookupKernels(name string) (kernelSet, bool) {
 func SelectKernels(name string) error {
 	ks, ok := lookupKernels(name)
 	if !ok {
-		names := make([]string, len(kernelSets))
-		for i, ks := range kernelSets {
-			names[i] = ks.name
-		}
-		return fmt.Errorf("no kernel set %q on this CPU (it runs %s, or float)", name, strings.Join(names, ", "))
+		return unknownKernels(name)
 	}
 	kern = ks
 	return nil

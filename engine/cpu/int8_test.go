@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -348,5 +349,28 @@ func TestInt8Batch(t *testing.T) {
 			}
 		}
 		kern = saved
+	}
+}
+
+// TestSelectKernels checks the names DRIFTWOOD_KERNELS and SelectKernels
+// take: a set's name, "float" (never an int8 set), and an unknown one,
+// refused with the names there are.
+func TestSelectKernels(t *testing.T) {
+	saved, savedErr := kern, kernelsEnvErr
+	defer func() { kern, kernelsEnvErr = saved, savedErr }()
+	if err := SelectKernels("float"); err != nil || Int8() {
+		t.Fatalf("float: %v, int8 %v", err, Int8())
+	}
+	if err := SelectKernels("go"); err != nil || Kernels() != "go" {
+		t.Fatalf("go: %v, in use %s", err, Kernels())
+	}
+	if err := SelectKernels("avx9000"); err == nil || !strings.Contains(err.Error(), `"avx9000"`) || !strings.Contains(err.Error(), "go,") {
+		t.Fatalf("unknown set: %v", err)
+	}
+	t.Setenv("DRIFTWOOD_KERNELS", "avx9000")
+	kernelsEnvErr = nil
+	kernelByName()
+	if kernelsEnvErr == nil || !strings.Contains(kernelsEnvErr.Error(), "DRIFTWOOD_KERNELS") {
+		t.Fatalf("unknown DRIFTWOOD_KERNELS: %v", kernelsEnvErr)
 	}
 }
