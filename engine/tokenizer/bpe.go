@@ -64,17 +64,24 @@ func (t *Tokenizer) bpe(dst []int32, piece string) []int32 {
 }
 
 // mergeWord runs the BPE merges on piece: starting from one symbol per
-// byte, it repeatedly applies the adjacent pair with the lowest merge rank,
+// byte (mergeSymbols), it repeatedly applies the adjacent pair with the lowest merge rank,
 // the leftmost one on ties. A min-heap of candidate pairs with lazy
 // invalidation keeps this O(n log n) in the length of the piece.
 func (t *Tokenizer) mergeWord(dst []int32, piece string) []int32 {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	n := len(piece)
 	syms := s.syms[:0]
-	for i := 0; i < n; i++ {
+	for i := 0; i < len(piece); i++ {
 		syms = append(syms, symbol{id: t.byteIDs[piece[i]], prev: int32(i - 1), next: int32(i + 1)})
 	}
+	return t.mergeSymbols(dst, s, syms)
+}
+
+// mergeSymbols runs the merges over syms, a non-empty list linked in
+// order (the last next is fixed here), and appends the resulting ids to
+// dst. It keeps syms and its heap in s for reuse.
+func (t *Tokenizer) mergeSymbols(dst []int32, s *scratch, syms []symbol) []int32 {
+	n := len(syms)
 	syms[n-1].next = -1
 	h := s.heap[:0]
 	for i := 0; i+1 < n; i++ {

@@ -9,11 +9,12 @@ import (
 )
 
 type fileJSON struct {
-	AddedTokens  []addedJSON     `json:"added_tokens"`
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Model        *modelJSON      `json:"model"`
-	Decoder      json.RawMessage `json:"decoder"`
+	AddedTokens   []addedJSON     `json:"added_tokens"`
+	Normalizer    json.RawMessage `json:"normalizer"`
+	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
+	Model         *modelJSON      `json:"model"`
+	Decoder       json.RawMessage `json:"decoder"`
+	PostProcessor json.RawMessage `json:"post_processor"`
 }
 
 type addedJSON struct {
@@ -23,6 +24,7 @@ type addedJSON struct {
 	Lstrip     bool   `json:"lstrip"`
 	Rstrip     bool   `json:"rstrip"`
 	Special    bool   `json:"special"`
+	Normalized bool   `json:"normalized"`
 }
 
 type modelJSON struct {
@@ -33,13 +35,17 @@ type modelJSON struct {
 	ByteFallback            bool             `json:"byte_fallback"`
 	ContinuingSubwordPrefix string           `json:"continuing_subword_prefix"`
 	EndOfWordSuffix         string           `json:"end_of_word_suffix"`
+	Dropout                 *float64         `json:"dropout"`
 }
 
-// component is the part of a pre-tokenizer or decoder object this package
-// looks at.
+// component is the part of a normalizer, pre-tokenizer, decoder or
+// post-processor object this package looks at.
 type component struct {
 	Type          string      `json:"type"`
 	Pretokenizers []component `json:"pretokenizers"`
+	Normalizers   []component `json:"normalizers"`
+	Decoders      []component `json:"decoders"`
+	Processors    []component `json:"processors"`
 	Pattern       struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
@@ -47,8 +53,21 @@ type component struct {
 	Behavior       string `json:"behavior"`
 	Invert         bool   `json:"invert"`
 	UseRegex       *bool  `json:"use_regex"`
-	AddPrefixSpace bool   `json:"add_prefix_space"`
+	AddPrefixSpace *bool  `json:"add_prefix_space"`
 	Individual     bool   `json:"individual_digits"`
+	// Prepend, Replace, Strip, Metaspace.
+	Prepend       string `json:"prepend"`
+	Content       string `json:"content"`
+	Start         int    `json:"start"`
+	Stop          int    `json:"stop"`
+	Replacement   string `json:"replacement"`
+	PrependScheme string `json:"prepend_scheme"`
+	Split         *bool  `json:"split"`
+	// TemplateProcessing.
+	Single        []templatePiece `json:"single"`
+	SpecialTokens map[string]struct {
+		IDs []int32 `json:"ids"`
+	} `json:"special_tokens"`
 }
 
 // describe names a component for error messages: its type, the parts of
@@ -66,7 +85,7 @@ func (c component) describe() string {
 	case c.Type == "Split" && c.Pattern.String != nil:
 		return fmt.Sprintf("Split(String %q)", *c.Pattern.String)
 	case c.Type == "ByteLevel":
-		return fmt.Sprintf("ByteLevel(use_regex=%v, add_prefix_space=%v)", c.UseRegex == nil || *c.UseRegex, c.AddPrefixSpace)
+		return fmt.Sprintf("ByteLevel(use_regex=%v, add_prefix_space=%v)", c.UseRegex == nil || *c.UseRegex, c.prefixSpace())
 	case c.Type == "":
 		return "an object without type"
 	}
@@ -76,13 +95,16 @@ func (c component) describe() string {
 // byteLevel reports whether c is a ByteLevel pre-tokenizer without a
 // prefix space whose use_regex (default true) equals useRegex.
 func (c component) byteLevel(useRegex bool) bool {
-	return c.Type == "ByteLevel" && !c.AddPrefixSpace && (c.UseRegex == nil || *c.UseRegex) == useRegex
+	return c.Type == "ByteLevel" && !c.prefixSpace() && (c.UseRegex == nil || *c.UseRegex) == useRegex
 }
 
-// parsePreTokenizer recognises the supported pre-tokenizer shapes:
-// ByteLevel with use_regex (GPT-2), Sequence[Digits, ByteLevel with
-// use_regex] (SmolLM, StarCoder), and Sequence[Split(Llama 3 or GPT-2
-// regex, Isolated), ByteLevel without regex] (Llama 3).
+func (c component) prefixSpace() bool { return c.AddPrefixSpace != nil && *c.AddPrefixSpace }
+
+// parsePreTokenizer recognises the supported pre-tokenizer shapes of
+// byte-level BPE: ByteLevel with use_regex (GPT-2), Sequence[Digits,
+// ByteLevel with use_regex] (SmolLM, StarCoder), and Sequence[Split(Llama 3,
+// Qwen or GPT-2 regex, Isolated), ByteLevel without regex] (Llama 3, Qwen2,
+// Qwen3).
 func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 	var c component
 	if isNull(raw) {
@@ -106,12 +128,14 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 			switch *s.Pattern.Regex {
 			case llama3Pattern:
 				return preTokenizer{split: splitLlama3}, nil
+			case qwenPattern:
+				return preTokenizer{split: splitQwen}, nil
 			case gpt2Pattern:
 				return preTokenizer{split: splitGPT2}, nil
 			}
 		}
 	}
-	return preTokenizer{}, fmt.Errorf("unsupported pre_tokenizer %s (supported: the Llama 3 or GPT-2 split regex with ByteLevel, optionally after Digits)", c.describe())
+	return preTokenizer{}, fmt.Errorf("unsupported pre_tokenizer %s (supported: the Llama 3, Qwen or GPT-2 split regex with ByteLevel, optionally after Digits)", c.describe())
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -144,38 +168,106 @@ func parse(data []byte) (*Tokenizer, error) {
 	case f.Model == nil:
 		return nil, errors.New("no model")
 	case f.Model.Type != "BPE":
-		return nil, fmt.Errorf("unsupported model type %q (only byte-level BPE is supported)", f.Model.Type)
+		return nil, fmt.Errorf("unsupported model type %q (only BPE is supported)", f.Model.Type)
 	case err != nil:
 		return nil, err
 	}
 	m := f.Model
 	switch {
-	case m.ByteFallback:
-		return nil, errors.New("unsupported BPE model with byte_fallback (SentencePiece-style); only byte-level BPE is supported")
 	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
 		return nil, errors.New("unsupported BPE model with continuing_subword_prefix or end_of_word_suffix")
-	case !isNull(f.Normalizer):
-		return nil, fmt.Errorf("unsupported normalizer %s", typeOf(f.Normalizer))
-	case isNull(f.Decoder) || typeOf(f.Decoder) != "ByteLevel":
-		return nil, fmt.Errorf("unsupported decoder %s (only ByteLevel is supported)", typeOf(f.Decoder))
+	case m.Dropout != nil && *m.Dropout != 0:
+		return nil, errors.New("unsupported BPE model with dropout")
 	}
-	pre, err := parsePreTokenizer(f.PreTokenizer)
+	sentencePiece, strip, err := parseDecoder(f.Decoder)
 	if err != nil {
 		return nil, err
 	}
-	t := &Tokenizer{pre: pre, ignoreMerges: m.IgnoreMerges, vocab: make(map[string]int32, len(m.Vocab))}
-	if err := t.setVocab(m.Vocab, f.AddedTokens); err != nil {
+	t := &Tokenizer{ignoreMerges: m.IgnoreMerges, vocab: make(map[string]int32, len(m.Vocab))}
+	if sentencePiece {
+		if t.sp, err = parseSentencePiece(m, f.Normalizer, f.PreTokenizer); err != nil {
+			return nil, err
+		}
+		t.sp.strip = strip
+	} else {
+		if m.ByteFallback {
+			return nil, errors.New("unsupported BPE model with byte_fallback and the ByteLevel decoder (byte fallback needs the SentencePiece-style decoder Sequence[Replace, ByteFallback, Fuse, Strip])")
+		}
+		nfc, err := parseByteLevelNormalizer(f.Normalizer)
+		if err != nil {
+			return nil, err
+		}
+		if t.pre, err = parsePreTokenizer(f.PreTokenizer); err != nil {
+			return nil, err
+		}
+		t.pre.nfc = nfc
+	}
+	if err := t.setVocab(m.Vocab, f.AddedTokens, !isNull(f.Normalizer)); err != nil {
 		return nil, err
 	}
 	if err := t.setMerges(m.Merges, m.Vocab); err != nil {
 		return nil, err
 	}
+	if err := t.setPostProcessor(f.PostProcessor); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
-// setVocab fills the id → bytes table, the raw-bytes vocabulary, the byte
-// tokens and the added tokens.
-func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON) error {
+// parseDecoder recognises the ByteLevel decoder and the SentencePiece-style
+// Sequence[Replace("▁" → " "), ByteFallback, Fuse, Strip(" ", n, 0)] (the
+// Strip optional), returning the number of leading spaces the latter
+// strips.
+func parseDecoder(raw json.RawMessage) (sentencePiece bool, strip int, err error) {
+	var c component
+	if !isNull(raw) {
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return false, 0, fmt.Errorf("decoder: %w", err)
+		}
+	}
+	if c.Type == "ByteLevel" {
+		return false, 0, nil
+	}
+	d := c.Decoders
+	if c.Type == "Sequence" && len(d) >= 3 && len(d) <= 4 && d[0].isReplace("▁", " ") && d[1].Type == "ByteFallback" && d[2].Type == "Fuse" {
+		if len(d) == 3 {
+			return true, 0, nil
+		}
+		if s := d[3]; s.Type == "Strip" && s.Content == " " && s.Start >= 0 && s.Stop == 0 {
+			return true, s.Start, nil
+		}
+	}
+	desc := typeOf(raw)
+	if c.Type == "Sequence" {
+		parts := make([]string, len(d))
+		for i, p := range d {
+			parts[i] = p.Type
+		}
+		desc = "Sequence[" + strings.Join(parts, ", ") + "]"
+	}
+	return false, 0, fmt.Errorf("unsupported decoder %s (supported: ByteLevel, and Sequence[Replace(\"▁\" → \" \"), ByteFallback, Fuse, Strip(\" \", n, 0)])", desc)
+}
+
+// isReplace reports whether c is a Replace of the string from by to.
+func (c component) isReplace(from, to string) bool {
+	return c.Type == "Replace" && c.Pattern.String != nil && *c.Pattern.String == from && c.Pattern.Regex == nil && c.Content == to
+}
+
+// parseByteLevelNormalizer accepts no normalizer or NFC (Qwen2, Qwen3).
+func parseByteLevelNormalizer(raw json.RawMessage) (nfc bool, err error) {
+	if isNull(raw) {
+		return false, nil
+	}
+	if typeOf(raw) == "NFC" {
+		return true, nil
+	}
+	return false, fmt.Errorf("unsupported normalizer %s for byte-level BPE (supported: none, NFC)", typeOf(raw))
+}
+
+// setVocab fills the id → bytes table, the vocabulary, the byte tokens and
+// the added tokens. The vocabulary is keyed by what BPE works on: raw bytes
+// for byte-level BPE, the model's strings ("▁Hello") for SentencePiece.
+func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normalizer bool) error {
 	size := int32(0)
 	for s, id := range vocab {
 		if id < 0 || id >= maxID {
@@ -191,19 +283,32 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON) error {
 	}
 	t.tokens = make([][]byte, size)
 	t.special = make([]bool, size)
+	tokenBytes := byteLevelDecode
+	if t.sp != nil {
+		tokenBytes = t.sp.tokenBytes
+		t.sp.fallback = make([]bool, size)
+		t.byBytes = make(map[string]int32, len(vocab))
+	}
 	for s, id := range vocab {
-		b := byteLevelDecode(s)
+		b := tokenBytes(s)
 		t.tokens[id] = b
-		if old, ok := t.vocab[string(b)]; !ok || id < old {
-			t.vocab[string(b)] = id
+		key := string(b)
+		if t.sp != nil {
+			_, t.sp.fallback[id] = byteToken(s)
+			key = s
+			if old, ok := t.byBytes[string(b)]; !ok || id < old {
+				t.byBytes[string(b)] = id
+			}
+		}
+		if old, ok := t.vocab[key]; !ok || id < old {
+			t.vocab[key] = id
 		}
 	}
-	for b := range 256 {
-		id, ok := vocab[string(byteToRune[b])]
-		if !ok {
-			return fmt.Errorf("vocabulary lacks the byte-level token %q for byte 0x%02x", string(byteToRune[b]), b)
-		}
-		t.byteIDs[b] = id
+	if t.byBytes == nil {
+		t.byBytes = t.vocab
+	}
+	if err := t.setByteIDs(vocab); err != nil {
+		return err
 	}
 	tokens := make([]addedToken, 0, len(added))
 	for _, a := range added {
@@ -212,12 +317,34 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON) error {
 			return fmt.Errorf("added token %d has empty content", a.ID)
 		case a.SingleWord:
 			return fmt.Errorf("added token %q uses single_word, which is not supported", a.Content)
+		case a.Normalized && normalizer:
+			return fmt.Errorf("added token %q is normalized, which is not supported with a normalizer", a.Content)
 		}
-		t.tokens[a.ID] = byteLevelDecode(a.Content)
+		t.tokens[a.ID] = tokenBytes(a.Content)
+		if t.sp != nil {
+			_, t.sp.fallback[a.ID] = byteToken(a.Content)
+		}
 		t.special[a.ID] = a.Special
 		tokens = append(tokens, addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.Lstrip, rstrip: a.Rstrip})
 	}
 	t.added = newAddedMatcher(tokens)
+	return nil
+}
+
+// setByteIDs finds the 256 single-byte tokens: GPT-2's byte characters
+// for byte-level BPE, <0x00> … <0xFF> for SentencePiece byte fallback.
+func (t *Tokenizer) setByteIDs(vocab map[string]int32) error {
+	for b := range 256 {
+		name, kind := string(byteToRune[b]), "byte-level"
+		if t.sp != nil {
+			name, kind = fmt.Sprintf("<0x%02X>", b), "byte-fallback"
+		}
+		id, ok := vocab[name]
+		if !ok {
+			return fmt.Errorf("vocabulary lacks the %s token %q for byte 0x%02x", kind, name, b)
+		}
+		t.byteIDs[b] = id
+	}
 	return nil
 }
 

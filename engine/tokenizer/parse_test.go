@@ -56,7 +56,7 @@ func TestParseErrors(t *testing.T) {
 			m["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": true}
 		}, "unsupported pre_tokenizer ByteLevel(use_regex=true, add_prefix_space=true)"},
 		{"no pre_tokenizer", func(m map[string]any) { m["pre_tokenizer"] = nil }, "no pre_tokenizer"},
-		{"normalizer", func(m map[string]any) { m["normalizer"] = map[string]any{"type": "NFC"} }, "unsupported normalizer NFC"},
+		{"normalizer", func(m map[string]any) { m["normalizer"] = map[string]any{"type": "NFKC"} }, "unsupported normalizer NFKC for byte-level BPE"},
 		{"byte fallback", func(m map[string]any) { m["model"].(map[string]any)["byte_fallback"] = true }, "byte_fallback"},
 		{"decoder", func(m map[string]any) { m["decoder"] = map[string]any{"type": "Metaspace"} }, "unsupported decoder Metaspace"},
 		{"missing byte", func(m map[string]any) {
@@ -145,6 +145,9 @@ func TestPreTokenizers(t *testing.T) {
 		{preTokenizer{split: splitLlama3}, "Hello world's 1234  foo\n\n bar\tbaz!!\n",
 			[]string{"Hello", " world", "'s", " ", "123", "4", " ", " foo", "\n\n", " bar", "\tbaz", "!!\n"}},
 		{preTokenizer{split: splitLlama3}, "DON'T ſ x'ſ  ", []string{"DON", "'T", " ſ", " x", "'ſ", "  "}},
+		{preTokenizer{split: splitQwen}, "Hello world's 1234  foo\n٣٤",
+			[]string{"Hello", " world", "'s", " ", "1", "2", "3", "4", " ", " foo", "\n", "٣", "٤"}},
+		{preTokenizer{split: splitQwen, nfc: true}, "e\u0301\u212b", []string{"éÅ"}},
 		{preTokenizer{split: splitGPT2}, "Hello world's 1234  foo\n\n bar DON'T",
 			[]string{"Hello", " world", "'s", " 1234", " ", " foo", "\n\n", " bar", " DON", "'", "T"}},
 		{preTokenizer{split: splitGPT2, digits: digitsIndividual}, "abc 123x",

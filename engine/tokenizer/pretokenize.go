@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The split patterns this package implements by hand, as they appear in
@@ -10,6 +12,9 @@ import (
 const (
 	// llama3Pattern is the Llama 3 (tiktoken cl100k-style) split regex.
 	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// qwenPattern is Qwen2's and Qwen3's: Llama 3's with one number per
+	// piece.
+	qwenPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// gpt2Pattern is GPT-2's split regex, built into the ByteLevel
 	// pre-tokenizer when its use_regex is true.
 	gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
@@ -29,14 +34,18 @@ const (
 )
 
 // preTokenizer cuts ordinary text (no added tokens) into the pieces that
-// BPE encodes one by one.
+// BPE encodes one by one, after the NFC normalizer when nfc is set.
 type preTokenizer struct {
+	nfc    bool
 	digits digitsMode
 	split  splitter
 }
 
 // each calls fn for every piece of text, in order.
 func (p preTokenizer) each(text string, fn func(piece string)) {
+	if p.nfc && !norm.NFC.IsNormalString(text) {
+		text = norm.NFC.String(text)
+	}
 	if p.digits == digitsNone {
 		p.splitAll(text, fn)
 		return
@@ -198,6 +207,16 @@ func splitLlama3(s string) int {
 		return n + runOf(s[n:], func(r rune) bool { return r == '\r' || r == '\n' })
 	}
 	return whitespace(s, true) // 5, 6, 7: r0 is whitespace here
+}
+
+// splitQwen implements qwenPattern. It differs from llama3Pattern only in
+// alternative 3, which is the one that matches at a number (alternatives 1
+// and 2 need an apostrophe or a letter, or a non-number before one).
+func splitQwen(s string) int {
+	if r0, n0 := utf8.DecodeRuneInString(s); isN(r0) {
+		return n0
+	}
+	return splitLlama3(s)
 }
 
 // otherRun matches " ?[^\s\p{L}\p{N}]+" at the start of s.

@@ -1,9 +1,17 @@
 // Package tokenizer encodes and decodes text with a Hugging Face
-// tokenizer.json byte-level BPE model: Llama 3 / 3.1 / 3.2 (the Llama 3
-// split regex) and GPT-2-style files such as SmolLM's (the GPT-2 regex,
-// optionally after a Digits split), with added tokens, ignore_merges and
-// the ByteLevel decoder. Results match Hugging Face tokenizers byte for
-// byte; any other kind of tokenizer is refused with an error.
+// tokenizer.json BPE model, of two kinds:
+//
+//   - byte-level BPE: Llama 3 / 3.1 / 3.2 (the Llama 3 split regex), Qwen2
+//     and Qwen3 (Qwen's split regex after an NFC normalizer) and
+//     GPT-2-style files such as SmolLM's (the GPT-2 regex, optionally
+//     after a Digits split), with the ByteLevel decoder;
+//   - SentencePiece-style BPE with byte fallback, as transformers converts
+//     Llama 2, Mistral and TinyLlama (see spModel).
+//
+// Both have added tokens, ignore_merges and the post-processor's special
+// tokens (AddSpecialTokens). Results match Hugging Face tokenizers byte
+// for byte; anything else in a tokenizer.json is refused with an error
+// naming it.
 package tokenizer
 
 import (
@@ -21,12 +29,15 @@ import (
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
-// Tokenizer is a loaded byte-level BPE tokenizer. It is safe for
-// concurrent use.
+// Tokenizer is a loaded BPE tokenizer. It is safe for concurrent use.
 type Tokenizer struct {
-	pre          preTokenizer
-	vocab        map[string]int32 // raw bytes of model-vocabulary tokens → id
+	pre          preTokenizer     // byte-level BPE
+	sp           *spModel         // SentencePiece-style BPE when not nil
+	vocab        map[string]int32 // what BPE works on (see setVocab) → id
+	byBytes      map[string]int32 // raw bytes of model-vocabulary tokens → id
 	byteIDs      [256]int32       // the single-byte tokens
+	prefix       []int32          // the post-processor's tokens before a sequence
+	suffix       []int32          // and after it
 	merges       map[uint64]merge // pairKey(left, right) → merge
 	ignoreMerges bool
 	tokens       [][]byte // id → raw bytes
@@ -104,6 +115,9 @@ func (t *Tokenizer) EncodeWithSpecial(text string) []int32 {
 }
 
 func (t *Tokenizer) encode(text string, special bool) []int32 {
+	if t.sp != nil {
+		return t.encodeSentencePiece(text, special)
+	}
 	ids := make([]int32, 0, len(text)/4+1)
 	emit := func(piece string) { ids = t.bpe(ids, piece) }
 	for len(text) > 0 {
@@ -122,7 +136,13 @@ func (t *Tokenizer) encode(text string, special bool) []int32 {
 // Decode concatenates the bytes of the tokens (added tokens as their text,
 // no clean-up of spaces) and returns them as a string, with ill-formed
 // UTF-8 replaced by U+FFFD as Hugging Face does. Unknown ids are skipped.
+// For SentencePiece-style files the decoder's rules apply as well: a run
+// of byte tokens that is not valid UTF-8 gives one U+FFFD per byte, and
+// the leading space the encoder added is stripped.
 func (t *Tokenizer) Decode(ids []int32) string {
+	if t.sp != nil {
+		return t.decodeSentencePiece(ids)
+	}
 	var buf []byte
 	for _, id := range ids {
 		buf = append(buf, t.TokenBytes(id)...)
@@ -131,7 +151,8 @@ func (t *Tokenizer) Decode(ids []int32) string {
 }
 
 // TokenBytes returns the raw bytes of one token, or nil for an id outside
-// the vocabulary. The slice is shared and must not be modified.
+// the vocabulary: for SentencePiece-style files "▁" is a space and
+// "<0xNN>" the byte NN. The slice is shared and must not be modified.
 func (t *Tokenizer) TokenBytes(id int32) []byte {
 	if id < 0 || int(id) >= len(t.tokens) {
 		return nil
@@ -145,12 +166,13 @@ func (t *Tokenizer) IsSpecial(id int32) bool {
 }
 
 // TokenID looks a token up by its text, that is its raw bytes as
-// TokenBytes returns them ("<|eot_id|>", " the"). Added tokens come first.
+// TokenBytes returns them ("<|eot_id|>", " the"); of tokens with the same
+// bytes the lowest id wins. Added tokens come first.
 func (t *Tokenizer) TokenID(text string) (int32, bool) {
 	if id, ok := t.added.byText[text]; ok {
 		return id, true
 	}
-	id, ok := t.vocab[text]
+	id, ok := t.byBytes[text]
 	return id, ok
 }
 

@@ -56,8 +56,8 @@ type tokRow struct {
 	TokenBytesHex []string `json:"token_bytes_hex"`
 }
 
-// readRows reads a JSON-lines file, gunzipping a ".gz" one.
-func readRows(tb testing.TB, path string) []tokRow {
+// readData reads a file, gunzipping a ".gz" one.
+func readData(tb testing.TB, path string) []byte {
 	tb.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -72,6 +72,13 @@ func readRows(tb testing.TB, path string) []tokRow {
 			tb.Fatal(err)
 		}
 	}
+	return data
+}
+
+// readRows reads a JSON-lines file, gunzipping a ".gz" one.
+func readRows(tb testing.TB, path string) []tokRow {
+	tb.Helper()
+	data := readData(tb, path)
 	var rows []tokRow
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
