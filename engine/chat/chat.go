@@ -36,9 +36,13 @@ import (
 
 // Message is one chat turn.
 type Message struct {
-	Role      string     `json:"role"`
-	Content   string     `json:"content"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// ReasoningContent is an assistant turn's thinking kept apart from
+	// Content, for templates that read it (Qwen3 re-emits it as a
+	// <think> block); the template sees it only when it is not empty.
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // ToolCall is a function call made by the assistant, in the OpenAI shape
@@ -66,9 +70,14 @@ type Options struct {
 	Tools []json.RawMessage
 	// Now is the time strftime_now formats; zero means time.Now().
 	Now time.Time
+	// EnableThinking, when set, is the template variable enable_thinking
+	// (Qwen3: false asks for an answer without a <think> block); nil
+	// leaves it undefined, which Qwen3 takes as true.
+	EnableThinking *bool
 	// Vars are extra template variables (transformers' template kwargs),
 	// such as date_string or tools_in_user_message. A json.RawMessage
-	// value is decoded with its key order kept.
+	// value is decoded with its key order kept. They take precedence
+	// over the fields above.
 	Vars map[string]any
 }
 

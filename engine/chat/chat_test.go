@@ -84,9 +84,19 @@ type chatRow struct {
 	IDsSanitize         []int32                    `json:"ids_sanitize_special_tokens"`
 }
 
-func (r chatRow) options() Options {
+// options are the row's render options; enable_thinking goes through
+// Options.EnableThinking, the other template kwargs through Vars.
+func (r chatRow) options(t *testing.T) Options {
 	opt := Options{AddGenerationPrompt: r.AddGenerationPrompt, Tools: r.Tools, Now: frozen, Vars: map[string]any{}}
 	for k, v := range r.TemplateKwargs {
+		if k == "enable_thinking" {
+			var on bool
+			if err := json.Unmarshal(v, &on); err != nil {
+				t.Fatal(err)
+			}
+			opt.EnableThinking = &on
+			continue
+		}
 		opt.Vars[k] = v
 	}
 	return opt
@@ -97,10 +107,33 @@ func TestLlama3Golden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	templates := llamaTemplates(t)
-	sc := bufio.NewScanner(bytes.NewReader(readFile(t, testdata+"llama3-tokenizer/chat_template.jsonl.gz")))
+	rows, pass := checkGolden(t, tok, llamaTemplates(t), testdata+"llama3-tokenizer/chat_template.jsonl.gz", 54, 3)
+	t.Logf("%d/%d chat renders pass (string, ids and sanitized ids)", pass, rows)
+}
+
+// TestQwen3Golden renders Qwen3's ChatML template, enable_thinking passed
+// through Options.EnableThinking.
+func TestQwen3Golden(t *testing.T) {
+	tok, err := tokenizer.Load(testdata + "qwen3-tokenizer/tokenizer.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := Parse(readFile(t, testdata+"qwen3-tokenizer/tokenizer_config.json.gz"), "qwen3_config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, pass := checkGolden(t, tok, map[string]*Template{"qwen3_config": tpl}, testdata+"qwen3-tokenizer/chat_template.jsonl.gz", 35, 1)
+	t.Logf("%d/%d chat renders pass (string, ids and sanitized ids)", pass, rows)
+}
+
+// checkGolden checks every row of a chat_template.jsonl file: the render,
+// its ids with special-token recognition, and RenderParts' sanitized ids.
+// It returns the number of rows and of rows that passed.
+func checkGolden(t *testing.T, tok *tokenizer.Tokenizer, templates map[string]*Template, path string, wantRows, wantSanitized int) (rows, pass int) {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(readFile(t, path)))
 	sc.Buffer(nil, 1<<20)
-	rows, pass, sanitized := 0, 0, 0
+	sanitized := 0
 	for sc.Scan() {
 		var r chatRow
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
@@ -109,7 +142,7 @@ func TestLlama3Golden(t *testing.T) {
 		rows++
 		name := r.ID + "/" + r.Template
 		tpl := templates[r.Template]
-		got, err := tpl.Render(r.Messages, r.options())
+		got, err := tpl.Render(r.Messages, r.options(t))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -122,7 +155,7 @@ func TestLlama3Golden(t *testing.T) {
 			t.Errorf("%s: ids %v, want %v", name, ids, r.IDs)
 			continue
 		}
-		parts, err := tpl.RenderParts(r.Messages, r.options(), tok.AddedTokens())
+		parts, err := tpl.RenderParts(r.Messages, r.options(t), specialTexts(tok))
 		if err != nil {
 			t.Errorf("%s: RenderParts: %v", name, err)
 			continue
@@ -140,12 +173,16 @@ func TestLlama3Golden(t *testing.T) {
 			t.Errorf("%s: parts %+v give ids %v, want %v", name, parts, ids, want)
 			continue
 		}
+		if ids, err := tpl.Encode(tok, r.Messages, r.options(t)); err != nil || !slices.Equal(ids, want) {
+			t.Errorf("%s: Encode gives %v, %v, want %v", name, ids, err, want)
+			continue
+		}
 		pass++
 	}
-	if rows != 54 || sanitized != 3 {
-		t.Errorf("%d rows with %d sanitize rows, want 54 and 3", rows, sanitized)
+	if rows != wantRows || sanitized != wantSanitized {
+		t.Errorf("%d rows with %d sanitize rows, want %d and %d", rows, sanitized, wantRows, wantSanitized)
 	}
-	t.Logf("%d/%d chat renders pass (string, ids and sanitized ids)", pass, rows)
+	return rows, pass
 }
 
 func TestTinyModelGolden(t *testing.T) {
@@ -182,5 +219,34 @@ func TestTinyModelGolden(t *testing.T) {
 	}
 	if ids := tok.EncodeWithSpecial(got); !slices.Equal(ids, c.IDs) {
 		t.Errorf("ids %v, want %v", ids, c.IDs)
+	}
+}
+
+// TestQwen3EndOfTurn: the stop tokens of a reply are the config's eos ids
+// and the template's eos_token (conversation.Model.StopTokens). For Qwen3
+// the latter is ChatML's end of turn, <|im_end|>, a special token of the
+// tokenizer; generation_config.json adds <|endoftext|> (engine.LoadConfig).
+func TestQwen3EndOfTurn(t *testing.T) {
+	tok, err := tokenizer.Load(testdata + "qwen3-tokenizer/tokenizer.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := Parse(readFile(t, testdata+"qwen3-tokenizer/tokenizer_config.json.gz"), "qwen3_config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpl.EOS() != "<|im_end|>" || tpl.BOS() != "" {
+		t.Fatalf("EOS %q BOS %q, want <|im_end|> and none", tpl.EOS(), tpl.BOS())
+	}
+	if id, ok := tok.TokenID(tpl.EOS()); !ok || id != 151645 || !tok.IsSpecial(id) {
+		t.Errorf("TokenID(%q) = %d %v, special %v; want the special token 151645", tpl.EOS(), id, ok, tok.IsSpecial(id))
+	}
+	// Every assistant turn the template renders ends with it.
+	ids, err := tpl.Encode(tok, []Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Hello"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ids); n < 2 || ids[n-2] != 151645 {
+		t.Errorf("the assistant turn ends %v, want <|im_end|> (151645) then a newline", ids[max(0, n-3):])
 	}
 }

@@ -184,6 +184,9 @@ func (t *Template) context(msgs []Message, opt Options, sanitize func(string) st
 	if t.eos != "" {
 		data["eos_token"] = t.eos
 	}
+	if opt.EnableThinking != nil {
+		data["enable_thinking"] = *opt.EnableThinking
+	}
 	if len(opt.Tools) > 0 {
 		tools := make([]any, len(opt.Tools))
 		for i, raw := range opt.Tools {
@@ -235,6 +238,9 @@ func (c converter) message(m Message) (*exec.Dict, error) {
 	// the OpenAI format transformers receives.
 	if m.Content != "" || len(m.ToolCalls) == 0 {
 		d.Pairs = append(d.Pairs, &exec.Pair{Key: exec.AsValue("content"), Value: exec.AsValue(c.str(m.Content))})
+	}
+	if m.ReasoningContent != "" {
+		d.Pairs = append(d.Pairs, &exec.Pair{Key: exec.AsValue("reasoning_content"), Value: exec.AsValue(c.str(m.ReasoningContent))})
 	}
 	if len(m.ToolCalls) == 0 {
 		return d, nil

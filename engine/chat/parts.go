@@ -114,10 +114,25 @@ func EncodeParts(tok *tokenizer.Tokenizer, parts []Part) ([]int32, error) {
 	return ids, nil
 }
 
+// specialTexts lists the texts of the tokenizer's special tokens. Added
+// tokens not marked special (Qwen's <think>, <tool_call>) are left out:
+// plain text encodes them as tokens anyway, as in transformers, and
+// marking them would hide them from templates that look for them in
+// message text.
+func specialTexts(tok *tokenizer.Tokenizer) []string {
+	var out []string
+	for _, s := range tok.AddedTokens() {
+		if id, ok := tok.TokenID(s); ok && tok.IsSpecial(id) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Encode renders msgs and encodes the prompt with EncodeParts: the ids a
 // model sees for a conversation.
 func (t *Template) Encode(tok *tokenizer.Tokenizer, msgs []Message, opt Options) ([]int32, error) {
-	parts, err := t.RenderParts(msgs, opt, tok.AddedTokens())
+	parts, err := t.RenderParts(msgs, opt, specialTexts(tok))
 	if err != nil {
 		return nil, err
 	}
