@@ -18,17 +18,19 @@ import (
 )
 
 // cmdTokenize implements "driftwood tokenize --model DIR [--special]
-// [--json] TEXT...": it prints the token ids of the text (the arguments
-// joined by spaces), no BOS added.
+// [--add-special-tokens] [--json] TEXT...": it prints the token ids of the
+// text (the arguments joined by spaces), no BOS added unless asked. DIR
+// needs only tokenizer.json, not a model.
 func cmdTokenize(_ context.Context, args []string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	fs.Usage = func() {
-		fmt.Fprintln(errOut, "usage: driftwood tokenize --model DIR [--special] [--json] TEXT...")
+		fmt.Fprintln(errOut, "usage: driftwood tokenize --model DIR [--special] [--add-special-tokens] [--json] TEXT...")
 		fs.PrintDefaults()
 	}
 	model := fs.String("model", "", "model folder with tokenizer.json (or the path of a tokenizer.json)")
 	special := fs.Bool("special", false, "recognise special tokens written in the text, such as <|eot_id|>")
+	addSpecial := fs.Bool("add-special-tokens", false, "add the tokens the tokenizer's post-processor adds (the BOS of Llama and Mistral, nothing for Qwen)")
 	asJSON := fs.Bool("json", false, `print a JSON array of {"id", "text", "bytes" (hex)} instead of the ids`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -55,6 +57,9 @@ func cmdTokenize(_ context.Context, args []string, out, errOut io.Writer) error 
 		ids = tok.EncodeWithSpecial(text)
 	} else {
 		ids = tok.Encode(text)
+	}
+	if *addSpecial {
+		ids = tok.AddSpecialTokens(ids)
 	}
 	if *asJSON {
 		return writeTokensJSON(out, tok, ids)

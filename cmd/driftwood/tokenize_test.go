@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,6 +43,62 @@ func TestTokenizeIDs(t *testing.T) {
 			t.Errorf("%q: out %q, stderr %q, err %v; want %q", c.args, out, errOut, err, c.want)
 		}
 	}
+}
+
+// TestTokenizeSentencePiece: a folder holding only the Mistral
+// tokenizer.json is enough, and golden rows of
+// testdata/mistral-tokenizer/tokenize.jsonl come out.
+func TestTokenizeSentencePiece(t *testing.T) {
+	zr, err := gzip.NewReader(bytes.NewReader(mustRead(t, "../../testdata/mistral-tokenizer/tokenizer.json.gz")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", dir, "--special", "Hello <s> world</s>"}, "22557 28705 1 28705 1526 2\n"},
+		{[]string{"--model", dir, "Hello <s> world</s>"}, "22557 523 28713 28767 1526 700 28713 28767\n"},
+		{[]string{"--model", dir, "--special", "--add-special-tokens", "Hello"}, "1 22557\n"},
+	}
+	for _, c := range cases {
+		out, errOut, err := runTokenize(t, c.args...)
+		if err != nil || out != c.want || errOut != "" {
+			t.Errorf("%q: out %q, stderr %q, err %v; want %q", c.args, out, errOut, err, c.want)
+		}
+	}
+	out, _, err := runTokenize(t, "--model", dir, "--special", "--json", "▁<0x41>\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []struct {
+		ID    int32  `json:"id"`
+		Bytes string `json:"bytes"`
+	}
+	if err := json.Unmarshal([]byte(out), &toks); err != nil {
+		t.Fatal(err)
+	}
+	// "▁" is a space and <0x0A> the newline byte: the token's bytes.
+	if n := len(toks); n < 2 || toks[0].Bytes != "20" || toks[n-1].ID != 13 || toks[n-1].Bytes != "0a" {
+		t.Errorf("tokens %+v: want the first the bytes of \"▁\" and the last <0x0A> (13)", toks)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func TestTokenizeJSON(t *testing.T) {
