@@ -75,8 +75,16 @@ func benchText(n int) string {
 
 // BenchmarkEncode encodes 1 MB of English and code with the Llama 3
 // tokenizer; it reports MB/s and tokens/s.
-func BenchmarkEncode(b *testing.B) {
-	tok := llama3(b)
+func BenchmarkEncode(b *testing.B) { benchEncode(b, llama3(b)) }
+
+// BenchmarkEncodeMistral is BenchmarkEncode with the SentencePiece-style
+// Mistral tokenizer.
+func BenchmarkEncodeMistral(b *testing.B) { benchEncode(b, mistral(b)) }
+
+// BenchmarkEncodeQwen3 is BenchmarkEncode with the Qwen3 tokenizer.
+func BenchmarkEncodeQwen3(b *testing.B) { benchEncode(b, qwen3(b)) }
+
+func benchEncode(b *testing.B, tok *Tokenizer) {
 	text := benchText(1 << 20)
 	b.SetBytes(int64(len(text)))
 	tokens := 0

@@ -72,7 +72,7 @@ func FuzzParse(f *testing.F) {
 
 // FuzzSentencePiece checks the Mistral tokenizer: Decode(Encode(s)) is s
 // with "▁" read as a space (the dummy prefix the normalizer adds is what
-// the decoder strips), both
+// the decoder strips), cutting pieces into words changes no id, both
 // encodings stay in the vocabulary, and the stream decoder gives Decode's
 // text for every prefix of the ids, in chunks of whole characters.
 func FuzzSentencePiece(f *testing.F) {
@@ -80,12 +80,25 @@ func FuzzSentencePiece(f *testing.F) {
 		f.Add(r.Text)
 	}
 	tok := mistral(f)
+	// whole encodes each piece as one BPE word, as Hugging Face does,
+	// without the cut into words that cutWords allows.
+	whole, err := Load(mistralPath)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if !whole.sp.cutWords {
+		f.Fatal("the Mistral vocabulary should allow cutting words")
+	}
+	whole.sp.cutWords = false
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) || len(s) > 200 {
 			t.Skip()
 		}
 		if got, want := tok.Decode(tok.Encode(s)), strings.ReplaceAll(s, "▁", " "); got != want {
 			t.Fatalf("Decode(Encode(%q)) = %q, want %q", s, got, want)
+		}
+		if got, want := tok.EncodeWithSpecial(s), whole.EncodeWithSpecial(s); !slices.Equal(got, want) {
+			t.Fatalf("%q: cut into words %v, as one word %v", s, got, want)
 		}
 		for _, ids := range [][]int32{tok.Encode(s), tok.EncodeWithSpecial(s)} {
 			checkStream(t, tok, ids)

@@ -287,6 +287,7 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normaliz
 	if t.sp != nil {
 		tokenBytes = t.sp.tokenBytes
 		t.sp.fallback = make([]bool, size)
+		t.sp.cutWords = true
 		t.byBytes = make(map[string]int32, len(vocab))
 	}
 	for s, id := range vocab {
@@ -295,6 +296,7 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normaliz
 		key := string(b)
 		if t.sp != nil {
 			_, t.sp.fallback[id] = byteToken(s)
+			t.sp.cutWords = t.sp.cutWords && !innerMetaspace(s)
 			key = s
 			if old, ok := t.byBytes[string(b)]; !ok || id < old {
 				t.byBytes[string(b)] = id

@@ -35,9 +35,15 @@ type spModel struct {
 	replace   bool // spaces become "▁" (Replace normalizer or Metaspace)
 	metaspace bool // a Metaspace pre-tokenizer follows the normalizer
 	scheme    prependScheme
-	split     bool   // Metaspace cuts before every "▁"
-	strip     int    // leading spaces the decoder's Strip removes
-	fallback  []bool // id → the token is <0xNN>
+	split     bool // Metaspace cuts before every "▁"
+	// cutWords: no vocabulary token has "▁" after another character, so
+	// no merge can join the two sides of such a point and a piece may be
+	// cut there into words (same ids; short words hit the cache, where a
+	// whole paragraph as one word would not). True for Llama 2 and
+	// Mistral, whose tokens have "▁" only at the start.
+	cutWords bool
+	strip    int    // leading spaces the decoder's Strip removes
+	fallback []bool // id → the token is <0xNN>
 }
 
 // parseSentencePiece checks the model, normalizer and pre-tokenizer of a
@@ -206,19 +212,42 @@ func (t *Tokenizer) spSegment(dst []int32, seg string, first bool) []int32 {
 	if sp.metaspace && !strings.HasPrefix(s, metaspace) && (sp.scheme == prependAlways || (sp.scheme == prependFirst && first)) {
 		s = metaspace + s
 	}
-	if !sp.split {
-		return t.spWord(dst, s)
-	}
-	// Metaspace's split: every "▁" starts a new word.
-	for len(s) > 0 {
-		n := strings.Index(s[1:], metaspace) + 1
-		if n == 0 {
-			n = len(s)
+	switch {
+	case sp.split:
+		// Metaspace's split: every "▁" starts a new word.
+		for len(s) > 0 {
+			n := strings.Index(s[1:], metaspace) + 1
+			if n == 0 {
+				n = len(s)
+			}
+			dst = t.spWord(dst, s[:n])
+			s = s[n:]
 		}
-		dst = t.spWord(dst, s[:n])
-		s = s[n:]
+	case sp.cutWords:
+		for len(s) > 0 {
+			n := wordEnd(s)
+			dst = t.spWord(dst, s[:n])
+			s = s[n:]
+		}
+	default:
+		dst = t.spWord(dst, s)
 	}
 	return dst
+}
+
+// wordEnd returns the length of the first word of s for cutWords: a run
+// of "▁" and what follows up to the next "▁".
+func wordEnd(s string) int {
+	i := len(s) - len(strings.TrimLeft(s, metaspace))
+	if j := strings.Index(s[i:], metaspace); j >= 0 {
+		return i + j
+	}
+	return len(s)
+}
+
+// innerMetaspace reports whether "▁" follows another character in s.
+func innerMetaspace(s string) bool {
+	return strings.Contains(strings.TrimLeft(s, metaspace), metaspace)
 }
 
 // maxCachedWord is the longest word the cache keeps: without a

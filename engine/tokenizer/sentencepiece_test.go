@@ -64,6 +64,10 @@ func TestSentencePieceShapes(t *testing.T) {
 	ignore := smallSP()
 	ignore["model"].(map[string]any)["ignore_merges"] = true
 	ignore["model"].(map[string]any)["merges"] = []any{"▁ ▁"}
+	// A token with "▁" inside forbids cutting pieces at "▁".
+	inner := smallSP()
+	inner["model"].(map[string]any)["vocab"].(map[string]any)["a▁"] = 266
+	inner["model"].(map[string]any)["merges"] = []any{"a b", "▁ ab", "▁ ▁", "a ▁"}
 	cases := []struct {
 		name   string
 		file   map[string]any
@@ -80,6 +84,7 @@ func TestSentencePieceShapes(t *testing.T) {
 		{"no strip", noStrip, "ab", []int32{263}, " ab"},
 		// ignore_merges takes a word that is a token whole.
 		{"ignore_merges", ignore, "ab", []int32{263}, "ab"},
+		{"inner ▁", inner, "a b", []int32{259, 266, 261}, "a b"},
 		{"metaspace first", metaspaceSP("first", false), "ab<s>ab", []int32{263, 1, 262}, "ab<s>ab"},
 		{"metaspace always", metaspaceSP("always", false), "ab<s>ab", []int32{263, 1, 263}, "ab<s> ab"},
 		{"metaspace never", metaspaceSP("never", false), "ab ab", []int32{262, 263}, "ab ab"},
