@@ -6,7 +6,8 @@
 // configured like transformers' sandbox (trim_blocks, lstrip_blocks).
 // It was chosen over hand-written renderers because, with the additions in
 // this package, it renders every golden case of the Llama 3, 3.1 and 3.2
-// templates exactly and so also serves other models' templates. The
+// templates and of Qwen3's ChatML template exactly, and so also serves
+// other models' templates. The
 // additions replace what gonja gets wrong for chat templates: tojson
 // (Python json.dumps output with key order kept, see pyjson.go), trim
 // (Python's whitespace) and items (ordered mappings); each render also gets

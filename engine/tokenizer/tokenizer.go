@@ -11,7 +11,8 @@
 // Both have added tokens, ignore_merges and the post-processor's special
 // tokens (AddSpecialTokens). Results match Hugging Face tokenizers byte
 // for byte; anything else in a tokenizer.json is refused with an error
-// naming it.
+// naming it. Its truncation and padding are not read: transformers turns
+// them off unless a call asks for them.
 package tokenizer
 
 import (
