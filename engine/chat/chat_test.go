@@ -223,7 +223,7 @@ func TestTinyModelGolden(t *testing.T) {
 }
 
 // TestQwen3EndOfTurn: the stop tokens of a reply are the config's eos ids
-// and the template's eos_token (conversation.Model.StopTokens). For Qwen3
+// and the template's eos_token (chatopen.Loaded.StopTokens). For Qwen3
 // the latter is ChatML's end of turn, <|im_end|>, a special token of the
 // tokenizer; generation_config.json adds <|endoftext|> (engine.LoadConfig).
 func TestQwen3EndOfTurn(t *testing.T) {
