@@ -28,14 +28,14 @@ type addedJSON struct {
 }
 
 type modelJSON struct {
-	Type                    string           `json:"type"`
-	Vocab                   map[string]int32 `json:"vocab"`
-	Merges                  mergesJSON       `json:"merges"`
-	IgnoreMerges            bool             `json:"ignore_merges"`
-	ByteFallback            bool             `json:"byte_fallback"`
-	ContinuingSubwordPrefix string           `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         string           `json:"end_of_word_suffix"`
-	Dropout                 *float64         `json:"dropout"`
+	Type                    string     `json:"type"`
+	Vocab                   vocabJSON  `json:"vocab"`
+	Merges                  mergesJSON `json:"merges"`
+	IgnoreMerges            bool       `json:"ignore_merges"`
+	ByteFallback            bool       `json:"byte_fallback"`
+	ContinuingSubwordPrefix string     `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         string     `json:"end_of_word_suffix"`
+	Dropout                 *float64   `json:"dropout"`
 }
 
 // component is the part of a normalizer, pre-tokenizer, decoder or
@@ -354,30 +354,20 @@ func (t *Tokenizer) setByteIDs(vocab map[string]int32) error {
 // as ["left", "right"] pairs.
 type mergesJSON [][2]string
 
-// UnmarshalJSON accepts both forms of the merge list.
-func (ms *mergesJSON) UnmarshalJSON(data []byte) error {
-	var list []string
-	if err := json.Unmarshal(data, &list); err != nil {
-		return json.Unmarshal(data, (*[][2]string)(ms))
-	}
-	*ms = make(mergesJSON, len(list))
-	for i, s := range list {
-		l, r, ok := strings.Cut(s, " ")
-		if !ok || strings.Contains(r, " ") {
-			return fmt.Errorf("merge %d %q is not two tokens separated by a space", i, s)
-		}
-		(*ms)[i] = [2]string{l, r}
-	}
-	return nil
+func mergeError(i int, s string) error {
+	return fmt.Errorf("merge %d %q is not two tokens separated by a space", i, s)
 }
 
 // setMerges fills the pair → (rank, id) table.
 func (t *Tokenizer) setMerges(pairs mergesJSON, vocab map[string]int32) error {
 	t.merges = make(map[uint64]merge, len(pairs))
+	var joined []byte
 	for i, p := range pairs {
 		l, okl := vocab[p[0]]
 		r, okr := vocab[p[1]]
-		id, ok := vocab[p[0]+p[1]]
+		joined = append(append(joined[:0], p[0]...), p[1]...)
+		id, ok := vocab[string(joined)] // no allocation: a map index
+
 		if !okl || !okr || !ok {
 			return fmt.Errorf("merge %d (%q %q) uses or makes a token not in the vocabulary", i, p[0], p[1])
 		}
