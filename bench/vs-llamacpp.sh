@@ -1,83 +1,239 @@
 #!/usr/bin/env bash
 # Driftwood's CPU backend against llama.cpp, side by side on this machine.
 #
-# Installs node-llama-cpp@3.21.1 (llama.cpp's prebuilt CPU binaries) with
-# npm into a work folder, writes a Llama-3.2-1B-shaped model with random
-# weights twice (MLX q4 safetensors for Driftwood, GGUF Q4_0 for
-# llama.cpp), then times both engines alternately with the same thread
-# count and prints prefill and decode tok/s, the medians, and the
-# Driftwood/llama.cpp ratios. Not part of the tests.
+# llama.cpp is timed through its C API by bench/llamacpp_bench.c, which this
+# script compiles (gcc) against the prebuilt libllama/libggml shared
+# libraries of the npm package @node-llama-cpp/linux-x64@3.21.1, with the
+# headers of the llama.cpp source those were built from (the git bundle in
+# node-llama-cpp's package). npm installs both into the work folder; nothing
+# of llama.cpp is built from source.
 #
-#   bench/vs-llamacpp.sh                 # 2 threads, 128-token prompt, 32 decoded, 3 runs
-#   THREADS=4 RUNS=5 bench/vs-llamacpp.sh
+# For each weight type it writes a Llama-3.2-1B-shaped model with random
+# weights (`driftwood dev gen-model`, MLX safetensors) and converts the same
+# weights to GGUF (bench/ggufgen): q4 -> Q4_0, q8 -> Q8_0, f16 -> F16. Then,
+# RUNS times, for each (type, prompt, threads) it runs one process of each
+# engine, alternating which goes first, and prints the medians and the
+# ratios driftwood/llama.cpp. Each process: load, prefill of PROMPT random
+# tokens, then GEN single-token decode steps (llama.cpp as llama-bench
+# does: one warm-up, one llama_decode for the prompt, GEN of one token).
+# Last, the time to first token after start of `driftwood run --chat` for
+# a short chat prompt, median of RUNS. Not part of the tests.
 #
-# WORK (default: a new temporary folder) keeps npm's install and the
-# models; point it at an earlier run's folder to skip those steps.
+#   bench/vs-llamacpp.sh                        # the full matrix, 5 runs
+#   TYPES=q4 PROMPTS=512 THREADS_LIST=2 RUNS=3 bench/vs-llamacpp.sh
+#   DRIFTWOOD_ENV=DRIFTWOOD_KERNELS=float bench/vs-llamacpp.sh
+#
+# TYPES (q4 q8 f16), PROMPTS (128 512), GEN (64), THREADS_LIST (1 2) and
+# RUNS (5) narrow or widen the matrix. DRIFTWOOD_ENV is a space-separated
+# list of VAR=value given to Driftwood's processes only. WORK (default: a
+# new temporary folder) keeps npm's install, the llama.cpp headers, the
+# models and the results; point it at an earlier run's folder to skip
+# those steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-THREADS=${THREADS:-2}
-PROMPT=${PROMPT:-128}
-GEN=${GEN:-32}
-RUNS=${RUNS:-3}
+TYPES=${TYPES:-q4 q8 f16}
+PROMPTS=${PROMPTS:-128 512}
+GEN=${GEN:-64}
+THREADS_LIST=${THREADS_LIST:-1 2}
+RUNS=${RUNS:-5}
+DRIFTWOOD_ENV=${DRIFTWOOD_ENV:-}
 WORK=${WORK:-$(mktemp -d -t driftwood-vs-llamacpp.XXXXXX)}
 NLC_VERSION=3.21.1
+CHAT_PROMPT="Write a haiku about driftwood."
 echo "work folder: $WORK" >&2
+for c in go gcc git npm jq bc column; do
+	if ! command -v "$c" >/dev/null; then
+		echo "$c is needed and not on PATH" >&2
+		exit 1
+	fi
+done
 
-if [ ! -d "$WORK/npm/node_modules/node-llama-cpp" ]; then
+read -r -a types <<<"$TYPES"
+read -r -a prompts <<<"$PROMPTS"
+read -r -a threads_list <<<"$THREADS_LIST"
+read -r -a dw_env <<<"$DRIFTWOOD_ENV"
+for t in "${types[@]}"; do
+	case $t in
+	q4 | q8 | f16) ;;
+	*)
+		echo "TYPES: $t is not one of q4 q8 f16" >&2
+		exit 2
+		;;
+	esac
+done
+if [ "${#types[@]}" -eq 0 ] || [ "${#prompts[@]}" -eq 0 ] || [ "${#threads_list[@]}" -eq 0 ] || [ "$RUNS" -lt 1 ]; then
+	echo "TYPES, PROMPTS and THREADS_LIST must not be empty, RUNS at least 1" >&2
+	exit 2
+fi
+
+# gguf_type names the GGUF weight type that stands for a Driftwood dtype.
+gguf_type() {
+	case $1 in
+	q4) echo Q4_0 ;;
+	q8) echo Q8_0 ;;
+	f16) echo F16 ;;
+	esac
+}
+
+# driftwood runs the Driftwood binary with DRIFTWOOD_ENV added.
+driftwood() {
+	env ${dw_env[@]+"${dw_env[@]}"} "$WORK/driftwood" "$@"
+}
+
+# llama.cpp's prebuilt libraries and its headers.
+if [ ! -d "$WORK/npm/node_modules/@node-llama-cpp/linux-x64" ]; then
 	echo "installing node-llama-cpp@$NLC_VERSION ..." >&2
 	mkdir -p "$WORK/npm"
 	(cd "$WORK/npm" && npm init -y >/dev/null &&
-		npm install --no-audit --no-fund --omit=optional \
+		npm install --no-audit --no-fund --omit=optional --ignore-scripts \
 			"node-llama-cpp@$NLC_VERSION" "@node-llama-cpp/linux-x64@$NLC_VERSION" >&2)
 fi
-cp bench/llamacpp.mjs "$WORK/npm/"
+libllama=$(find "$WORK/npm/node_modules/@node-llama-cpp/linux-x64/bins" -name 'libllama.*so' -print -quit)
+if [ -z "$libllama" ]; then
+	echo "no libllama.so under $WORK/npm/node_modules/@node-llama-cpp/linux-x64/bins" >&2
+	exit 1
+fi
+bins=$(dirname "$libllama")
+libggml=$(find "$bins" -maxdepth 1 -name 'libggml.*so' -print -quit)
+if [ ! -f "$WORK/llama.cpp/include/llama.h" ]; then
+	echo "unpacking llama.cpp's headers from node-llama-cpp's source bundle ..." >&2
+	rm -rf "$WORK/llama.cpp"
+	git clone -q "$WORK/npm/node_modules/node-llama-cpp/llama/gitRelease.bundle" "$WORK/llama.cpp" 2>/dev/null
+fi
+gcc -O2 -std=gnu11 -Wall -Wextra -o "$WORK/llamacpp_bench" bench/llamacpp_bench.c \
+	-I"$WORK/llama.cpp/include" -I"$WORK/llama.cpp/ggml/include" \
+	-L"$bins" -l:"$(basename "$libllama")" -l:"$(basename "$libggml")" -l:libggml-base.so \
+	-Wl,-rpath,"$bins"
 
+# The models, each in two formats with the same weights.
 go build -o "$WORK/driftwood" ./cmd/driftwood
-if [ ! -f "$WORK/1b-q4/model.safetensors" ]; then
-	"$WORK/driftwood" dev gen-model --shape llama-3.2-1b --dtype q4 --out "$WORK/1b-q4" >&2
-fi
-if [ ! -f "$WORK/1b-q4_0.gguf" ]; then
-	echo "writing $WORK/1b-q4_0.gguf ..." >&2
-	go run ./bench/ggufgen --from "$WORK/1b-q4" --out "$WORK/1b-q4_0.gguf"
-fi
+for t in "${types[@]}"; do
+	if [ ! -f "$WORK/1b-$t/model.safetensors" ]; then
+		"$WORK/driftwood" dev gen-model --shape llama-3.2-1b --dtype "$t" --out "$WORK/1b-$t" >&2
+	fi
+	gguf="$WORK/1b-$(gguf_type "$t").gguf"
+	if [ ! -f "$gguf" ]; then
+		echo "writing $gguf ..." >&2
+		go run ./bench/ggufgen --from "$WORK/1b-$t" --out "$gguf.tmp"
+		mv "$gguf.tmp" "$gguf"
+	fi
+	# In the page cache first, so that no run reads the disk.
+	cat "$WORK/1b-$t/model.safetensors" "$gguf" >/dev/null
+done
 
-# Both models in the page cache first, so that no run reads the disk.
-cat "$WORK/1b-q4/model.safetensors" "$WORK/1b-q4_0.gguf" >/dev/null
-
-# One line of JSON per run and engine, alternating.
+# One line of JSON per process, alternating the engines.
 results="$WORK/results.jsonl"
+log="$WORK/stderr.log"
 : >"$results"
+: >"$log"
+# On a failure, the end of the engines' stderr says why.
+on_exit() {
+	local rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "failed (exit $rc); the end of $log:" >&2
+		tail -n 5 "$log" >&2
+	fi
+}
+trap on_exit EXIT
+run_driftwood() { # type prompt threads
+	driftwood bench --model "$WORK/1b-$1" --threads "$3" \
+		--prompt-tokens "$2" --gen-tokens "$GEN" --runs 1 --json 2>>"$log" |
+		jq -c --arg t "$1" --argjson p "$2" \
+			'{engine: "driftwood", type: $t, prompt: $p, threads: .threads, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib, kernels: (.kernels // null)}' >>"$results"
+}
+run_llamacpp() { # type prompt threads
+	"$WORK/llamacpp_bench" "$WORK/1b-$(gguf_type "$1").gguf" "$2" "$GEN" "$3" "$bins" 2>>"$log" |
+		jq -c --arg t "$1" --argjson p "$2" \
+			'{engine: "llama.cpp", type: $t, prompt: $p, threads: .threads, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, system_info: .system_info}' >>"$results"
+}
 for run in $(seq "$RUNS"); do
-	echo "run $run/$RUNS ..." >&2
-	"$WORK/driftwood" bench --model "$WORK/1b-q4" --threads "$THREADS" \
-		--prompt-tokens "$PROMPT" --gen-tokens "$GEN" --runs 1 --json 2>/dev/null |
-		jq -c '{engine: "driftwood", prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib}' >>"$results"
-	node "$WORK/npm/llamacpp.mjs" "$WORK/1b-q4_0.gguf" "$PROMPT" "$GEN" "$THREADS" |
-		jq -c '{engine: "llama.cpp", prefill: .prefill_tok_per_s, decode: .decode_tok_per_s}' >>"$results"
+	for t in "${types[@]}"; do
+		for p in "${prompts[@]}"; do
+			for n in "${threads_list[@]}"; do
+				echo "run $run/$RUNS: $t, prompt $p, $n threads ..." >&2
+				if [ $((run % 2)) -eq 1 ]; then
+					run_driftwood "$t" "$p" "$n"
+					run_llamacpp "$t" "$p" "$n"
+				else
+					run_llamacpp "$t" "$p" "$n"
+					run_driftwood "$t" "$p" "$n"
+				fi
+			done
+		done
+	done
 done
 
 # Time to first token after start: load, tokenise, prefill a short chat
-# prompt, sample one token.
-start=$(date +%s.%N)
-"$WORK/driftwood" run --model "$WORK/1b-q4" --threads "$THREADS" --chat \
-	--prompt "Write a haiku about driftwood." --max-tokens 1 >/dev/null 2>&1
-ttft=$(echo "$(date +%s.%N) - $start" | bc)
+# prompt, sample one token. On q4 if it is measured, with the most threads.
+ttft_type=${types[0]}
+for t in "${types[@]}"; do
+	if [ "$t" = q4 ]; then ttft_type=q4; fi
+done
+ttft_threads=$(printf '%s\n' "${threads_list[@]}" | sort -n | tail -1)
+ttfts="$WORK/ttft.txt"
+: >"$ttfts"
+for run in $(seq "$RUNS"); do
+	start=$(date +%s.%N)
+	driftwood run --model "$WORK/1b-$ttft_type" --threads "$ttft_threads" --chat \
+		--prompt "$CHAT_PROMPT" --max-tokens 1 >/dev/null 2>>"$log"
+	echo "$(date +%s.%N) - $start" | bc >>"$ttfts"
+done
+trap - EXIT
 
-jq -rs --arg threads "$THREADS" --arg prompt "$PROMPT" --arg gen "$GEN" --arg ttft "$ttft" '
-	def median: sort | .[length/2|floor];
-	def fmt: . * 10 | round / 10 | tostring;
-	(map(select(.engine == "driftwood"))) as $d |
-	(map(select(.engine == "llama.cpp"))) as $l |
-	($d | map(.prefill) | median) as $dp | ($d | map(.decode) | median) as $dd |
-	($l | map(.prefill) | median) as $lp | ($l | map(.decode) | median) as $ld |
-	"Llama-3.2-1B shape, random weights, \($threads) threads, prompt \($prompt), decode \($gen), median of \($d | length) alternating runs",
-	"",
-	"               prefill tok/s   decode tok/s",
-	"driftwood q4   \($dp | fmt | .[0:12] | . + (" " * (16 - length)))\($dd | fmt)",
-	"llama.cpp Q4_0 \($lp | fmt | .[0:12] | . + (" " * (16 - length)))\($ld | fmt)",
-	"ratio          \($dp / $lp * 100 | round / 100 | tostring | . + (" " * (16 - length)))\($dd / $ld * 100 | round / 100)",
-	"",
-	"runs (prefill/decode): driftwood \($d | map("\(.prefill | fmt)/\(.decode | fmt)") | join(", ")); llama.cpp \($l | map("\(.prefill | fmt)/\(.decode | fmt)") | join(", "))",
-	"driftwood peak RSS \($d | map(.rss) | max | round) MiB; time to first token after start \($ttft | tonumber * 100 | round / 100) s"
+cpu=$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
+if [ -z "$cpu" ]; then
+	cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1 || true)
+fi
+echo "CPU: ${cpu:-unknown} ($(nproc) CPUs online, $(uname -sr))"
+jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" '
+	def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
+	(map(select(.engine == "driftwood")) | map(.kernels // empty) | unique | join(", ")) as $k |
+	(map(select(.engine == "llama.cpp")) | map(.system_info // empty) | first // "unknown") as $si |
+	"Driftwood kernels: \(if $k == "" then "unknown" else $k end)" +
+		(if $env == "" then "" else "  (environment: \($env))" end),
+	"llama.cpp (node-llama-cpp 3.21.1 prebuilt, CPU backend picked by ggml): \($si | sub(" \\| $"; ""))",
+	"Llama-3.2-1B shape, the same random weights in both engines, decode \($gen) tokens, median of \(map(select(.engine == "driftwood")) | group_by([.type, .prompt, .threads]) | map(length) | min) alternating runs (tok/s)",
+	""
 ' "$results"
+{
+	printf 'type\tprompt\tthreads\tprefill\t\t\tdecode\t\t\tdriftwood decode\n'
+	printf '\t\t\tdriftwood\tllama.cpp\tratio\tdriftwood\tllama.cpp\tratio\tvs 1 thread\n'
+	jq -rs '
+		def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
+		{q4: 0, q8: 1, f16: 2} as $order |
+		group_by([.type, .prompt, .threads]) |
+		map({type: .[0].type, prompt: .[0].prompt, threads: .[0].threads,
+			dp: (map(select(.engine == "driftwood") | .prefill) | median),
+			dd: (map(select(.engine == "driftwood") | .decode) | median),
+			lp: (map(select(.engine == "llama.cpp") | .prefill) | median),
+			ld: (map(select(.engine == "llama.cpp") | .decode) | median)}) |
+		sort_by([$order[.type], .prompt, .threads]) |
+		. as $rows |
+		.[] |
+		. as $r |
+		($rows | map(select(.type == $r.type and .prompt == $r.prompt and .threads == 1)) | first | .dd) as $one |
+		[.type, .prompt, .threads, .dp, .lp, .dd, .ld, ($one // 0)] | @tsv
+	' "$results" |
+		awk -F'\t' -v OFS='\t' '
+			BEGIN { name["q4"] = "q4/Q4_0"; name["q8"] = "q8/Q8_0"; name["f16"] = "f16/F16" }
+			{
+				scale = $8 > 0 ? sprintf("%.2fx", $6 / $8) : "-"
+				print name[$1], $2, $3, sprintf("%.1f", $4), sprintf("%.1f", $5), sprintf("%.2fx", $4 / $5),
+					sprintf("%.1f", $6), sprintf("%.1f", $7), sprintf("%.2fx", $6 / $7), scale
+			}'
+} | column -t -s $'\t'
+echo
+jq -rs '
+	map(select(.engine == "driftwood")) | group_by(.type) |
+	"Driftwood peak RSS: " + (map("\(.[0].type) \(map(.rss) | max | round) MiB") | join(", "))
+' "$results"
+sort -n "$ttfts" | awk -v type="$ttft_type" -v threads="$ttft_threads" -v prompt="$CHAT_PROMPT" '
+	{ t[NR] = $1 }
+	END {
+		m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+		runs = ""
+		for (i = 1; i <= NR; i++) runs = runs (i > 1 ? ", " : "") sprintf("%.2f", t[i])
+		printf "Driftwood time to first token after start (run --chat \"%s\", 1B %s, %d thread(s)): median %.2f s of %d (%s)\n", prompt, type, threads, m, NR, runs
+	}'
+echo "results: $results (one line per process)"
