@@ -16,7 +16,9 @@
 
 // HALFGEMV is the body of the bf16 and f16 matrix-vector products: WIDEN8
 // loads eight halves from an address into a register as floats, WIDEN1
-// widens the half in AX into X4.
+// widens the half in AX into X4. The weights are prefetched 2 KB ahead:
+// the hardware prefetcher alone left one core at 3.0 tok/s on the 1B f16
+// model, 4.2 with it.
 #define HALFGEMV(WIDEN8, WIDEN1) \
 row:                             \
 	TESTQ  R8, R8 \
@@ -30,6 +32,7 @@ row:                             \
 loop32:                          \
 	CMPQ        CX, $32 \
 	JLT         loop8 \
+	PREFETCHT0  2048(SI) \
 	WIDEN8((SI), Y4) \
 	WIDEN8(16(SI), Y5) \
 	WIDEN8(32(SI), Y6) \
@@ -126,6 +129,8 @@ f32row:
 f32loop32:
 	CMPQ        CX, $32
 	JLT         f32loop8
+	PREFETCHT0  2048(SI)
+	PREFETCHT0  2112(SI)
 	VMOVUPS     (SI), Y4
 	VMOVUPS     32(SI), Y5
 	VMOVUPS     64(SI), Y6
