@@ -79,6 +79,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Prefault() // on the other core while the tokenizer loads
 	l := &Loaded{Name: name, Weights: m}
 	if err := l.loadText(dir); err != nil {
 		m.Close()

@@ -112,6 +112,15 @@ func fingerprint(dir string, files []*safetensors.File) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Prefault starts mapping the weights in, in the background, so that the
+// first forward pass does not fault them in a page at a time; a caller
+// with other work before it (the tokenizer) starts this first.
+func (m *Model) Prefault() {
+	for _, f := range m.files {
+		f.Prefault()
+	}
+}
+
 // Close unmaps the weight files; the model must not be used afterwards.
 func (m *Model) Close() error {
 	var errs []error

@@ -140,6 +140,17 @@ func (f *File) Close() error {
 	return err
 }
 
+// Prefault starts mapping every page of the file in, in the background
+// (MADV_POPULATE_READ; a kernel older than Linux 5.14, or another system,
+// ignores it), so that the first use of the weights does not fault them
+// in a page at a time. It returns at once; the file may be closed while it
+// runs.
+func (f *File) Prefault() {
+	if m := f.mapping; m != nil {
+		go unix.Madvise(m, madvPopulateRead)
+	}
+}
+
 // Names lists the tensor names in sorted order.
 func (f *File) Names() []string {
 	names := make([]string, 0, len(f.Tensors))

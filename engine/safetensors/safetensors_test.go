@@ -178,3 +178,35 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestPrefault checks that prefaulting leaves the data as it was and that
+// closing while it may still run, or after, is safe.
+func TestPrefault(t *testing.T) {
+	const path = "../../testdata/models/tiny-f32/model.safetensors"
+	a, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Prefault()
+	name := "model.embed_tokens.weight"
+	if !bytes.Equal(a.Tensors[name].Data, b.Tensors[name].Data) {
+		t.Fatal("prefaulted tensor differs")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b.Prefault() // closed: nothing to do
+	c, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Prefault()
+	if err := c.Close(); err != nil { // possibly while the populate runs
+		t.Fatal(err)
+	}
+}
