@@ -39,7 +39,7 @@ func scanVocab(data []byte) (vocabJSON, bool) {
 		return m, s.end()
 	}
 	for {
-		key, ok := s.str()
+		key, _, ok := s.str()
 		if !ok || !s.byte(':') {
 			return nil, false
 		}
@@ -95,12 +95,20 @@ func scanMerges(data []byte) (mergesJSON, bool) {
 	if s.byte(']') {
 		return list, s.end()
 	}
+	// One copy of the list, which the pairs' strings are cut from, instead
+	// of two allocations a merge (the list lives only while the merge
+	// table is built).
+	text := string(data)
 	for {
-		b, ok := s.str()
+		b, at, ok := s.str()
 		if !ok {
 			return nil, false
 		}
-		l, r, ok := strings.Cut(string(b), " ")
+		str := string(b) // decoded: escapes or invalid UTF-8
+		if at >= 0 {
+			str = text[at : at+len(b)]
+		}
+		l, r, ok := strings.Cut(str, " ")
 		if !ok || strings.Contains(r, " ") {
 			return nil, false
 		}
@@ -142,12 +150,12 @@ func (s *scanner) end() bool {
 	return s.i == len(s.data)
 }
 
-// str reads a string as its bytes: aliasing data when it has no escapes
-// and is valid UTF-8, else decoded by encoding/json (which also replaces
-// invalid UTF-8).
-func (s *scanner) str() ([]byte, bool) {
+// str reads a string as its bytes: aliasing data from offset at when it
+// has no escapes and is valid UTF-8, else decoded by encoding/json (which
+// also replaces invalid UTF-8; at is then -1).
+func (s *scanner) str() (b []byte, at int, ok bool) {
 	if !s.byte('"') {
-		return nil, false
+		return nil, -1, false
 	}
 	start, escaped, ascii := s.i, false, true
 	for s.i < len(s.data) {
@@ -156,9 +164,10 @@ func (s *scanner) str() ([]byte, bool) {
 			s.i++
 			b := s.data[start : s.i-1]
 			if !escaped && (ascii || utf8.Valid(b)) {
-				return b, true
+				return b, start, true
 			}
-			return s.decode(start - 1)
+			b, ok := s.decode(start - 1)
+			return b, -1, ok
 		case c == '\\':
 			s.i++ // the escaped byte cannot end the string
 			escaped = true
@@ -167,7 +176,7 @@ func (s *scanner) str() ([]byte, bool) {
 		}
 		s.i++
 	}
-	return nil, false
+	return nil, -1, false
 }
 
 // decode has encoding/json decode the string literal from start to s.i.

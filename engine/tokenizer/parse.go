@@ -202,11 +202,21 @@ func parse(data []byte) (*Tokenizer, error) {
 		}
 		t.pre.nfc = nfc
 	}
-	if err := t.setVocab(m.Vocab, f.AddedTokens, !isNull(f.Normalizer)); err != nil {
+	// The two tables are a third of a load each and touch disjoint fields
+	// (both only read m.Vocab): build the merges on another core.
+	var mergesErr error
+	merged := make(chan struct{})
+	go func() {
+		defer close(merged)
+		mergesErr = t.setMerges(m.Merges, m.Vocab)
+	}()
+	err = t.setVocab(m.Vocab, f.AddedTokens, !isNull(f.Normalizer))
+	<-merged
+	if err != nil {
 		return nil, err
 	}
-	if err := t.setMerges(m.Merges, m.Vocab); err != nil {
-		return nil, err
+	if mergesErr != nil {
+		return nil, mergesErr
 	}
 	if err := t.setPostProcessor(f.PostProcessor); err != nil {
 		return nil, err
