@@ -230,11 +230,11 @@ func promptTokens(l *chatopen.Loaded, text, idList string, useChat bool, system 
 		return nil, err
 	}
 	if !useChat {
-		ids := l.Tok.Encode(text)
-		if bos := l.Weights.Config.BOSTokenID; bos != nil {
-			ids = append([]int32{*bos}, ids...)
-		}
-		return ids, nil
+		// The special tokens the tokenizer's post-processor puts around a
+		// text (Llama's and Mistral's BOS, none for Qwen), as Hugging Face
+		// tokenizers do, not config.json's bos_token_id, which Qwen sets
+		// without using it.
+		return l.Tok.AddSpecialTokens(l.Tok.Encode(text)), nil
 	}
 	if l.Template == nil {
 		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.Weights.Dir)

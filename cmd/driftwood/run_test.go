@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
+	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
@@ -176,4 +179,31 @@ func floatKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cpu.SelectKernels(prev) })
+}
+
+// TestPromptSpecialTokens checks that a text prompt gets the special
+// tokens of the tokenizer's post-processor: Llama 3's BOS, and nothing for
+// Qwen3, whose config.json names a bos_token_id that it does not use.
+func TestPromptSpecialTokens(t *testing.T) {
+	bos := int32(151643)
+	for _, tc := range []struct {
+		tokenizer string
+		first     int32
+	}{
+		{"../../testdata/llama3-tokenizer/tokenizer.json.gz", 128000},
+		{"../../testdata/qwen3-tokenizer/tokenizer.json.gz", 14990}, // "hello"
+	} {
+		tok, err := tokenizer.Load(tc.tokenizer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &chatopen.Loaded{Tok: tok, Weights: &engine.Model{Config: &engine.Config{BOSTokenID: &bos, VocabSize: 200000}}}
+		ids, err := promptTokens(l, "hello", "", false, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 0 || ids[0] != tc.first {
+			t.Errorf("%s: prompt ids %v, want them to start with %d", tc.tokenizer, ids, tc.first)
+		}
+	}
 }
