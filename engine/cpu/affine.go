@@ -73,7 +73,7 @@ func newAffine(t *engine.Tensor) (*affineMatrix, error) {
 }
 
 func (m *affineMatrix) layout() layout {
-	return layout{nibbles: m.bits == 4, group: m.group, int8: int8Enabled()}
+	return layout{nibbles: m.bits == 4, group: m.group, int8: Int8()}
 }
 
 func (m *affineMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {

@@ -61,7 +61,7 @@ var int8Numerics = golden.Numerics{Logit: 1.5, Incremental: 1.5, Tie: 0.5}
 
 // numerics is what the kernel set in use is held to on model m.
 func numerics(m *engine.Model) golden.Numerics {
-	if int8Enabled() && m.Config.Quantization != nil {
+	if Int8() && m.Config.Quantization != nil {
 		return int8Numerics
 	}
 	return golden.Float

@@ -24,13 +24,9 @@ import (
 // group, so a block never straddles two groups.
 const int8Block = 32
 
-// int8Enabled reports whether the kernel set in use multiplies quantised
-// weights with int8 activations.
-func int8Enabled() bool { return kern.gemvQ4I8 != nil }
-
 // Int8 reports whether the kernel set in use multiplies quantised weights
 // with int8 activations (the float reference does not).
-func Int8() bool { return int8Enabled() }
+func Int8() bool { return kern.gemvQ4I8 != nil }
 
 // q4I8Index is the position of element k of a row of cols in the int8 q4
 // order: blocks of 128 hold the even elements of their four 32-element
