@@ -292,17 +292,7 @@ func TestMistralDisagreements(t *testing.T) {
 // The two whitespace strings on which JavaScript disagrees: Unicode
 // White_Space gives Python's and tiktoken's ids.
 func TestQwen3Disagreements(t *testing.T) {
-	data, err := os.ReadFile(qwen3Disagreements)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []struct {
-		Text   string  `json:"text"`
-		Python []int32 `json:"python_reference"`
-	}
-	if err := json.Unmarshal(data, &rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := readDisagreements(t, qwen3Disagreements)
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want 2", len(rows))
 	}

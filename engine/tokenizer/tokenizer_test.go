@@ -149,17 +149,7 @@ func TestTinyGolden(t *testing.T) {
 // The two whitespace disagreements are not golden; Unicode White_Space
 // semantics (Hugging Face's) give the Python reference encoder's ids.
 func TestWhitespaceDisagreements(t *testing.T) {
-	data, err := os.ReadFile(disagreements)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []struct {
-		Text   string  `json:"text"`
-		Python []int32 `json:"python_reference"`
-	}
-	if err := json.Unmarshal(data, &rows); err != nil {
-		t.Fatal(err)
-	}
+	rows := readDisagreements(t, disagreements)
 	tok := llama3(t)
 	checked := 0
 	for _, r := range rows {
@@ -174,6 +164,26 @@ func TestWhitespaceDisagreements(t *testing.T) {
 	if checked != 2 {
 		t.Errorf("found %d of the 2 whitespace rows", checked)
 	}
+}
+
+// disagreement is a text on which reference encoders disagree, with the
+// Python reference's ids.
+type disagreement struct {
+	Text   string  `json:"text"`
+	Python []int32 `json:"python_reference"`
+}
+
+func readDisagreements(t *testing.T, path string) []disagreement {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []disagreement
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 func TestAPI(t *testing.T) {
