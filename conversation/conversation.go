@@ -68,6 +68,7 @@ type Conversation struct {
 	opt      Options
 	seq      *engine.Sequence
 	messages []chat.Message
+	seeds    []uint64 // the sampler seed of each assistant message, in order
 	created  time.Time
 	// kept is the restored session's controller while it cannot be
 	// turned on: saved back unchanged, store and all, as long as no other
@@ -120,6 +121,21 @@ func (c *Conversation) Close() { c.seq.Cache.Close() }
 // Messages is the transcript (the system message first, if any).
 func (c *Conversation) Messages() []chat.Message { return c.messages }
 
+// ReplySeeds are the sampler seeds of the assistant messages, in order (0
+// where not known): with the same settings and the transcript before it,
+// a reply's seed reproduces it.
+func (c *Conversation) ReplySeeds() []uint64 {
+	n := 0
+	for _, m := range c.messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	seeds := make([]uint64, n)
+	copy(seeds, c.seeds)
+	return seeds
+}
+
 // Tokens is the number of positions the model holds.
 func (c *Conversation) Tokens() int { return c.seq.Cache.Len() }
 
@@ -166,6 +182,7 @@ func (c *Conversation) Clear() {
 	} else {
 		c.messages = nil
 	}
+	c.seeds = nil
 	c.created = time.Now().UTC()
 	c.kept = nil
 	c.truncate(0)
@@ -252,6 +269,13 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 		return emit(u)
 	})
 	text += stream.Flush()
+	replies := 0
+	for _, m := range c.messages {
+		if m.Role == "assistant" {
+			replies++
+		}
+	}
+	c.seeds = append(c.seeds[:min(replies, len(c.seeds))], st.Seed)
 	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
 	return Reply{Text: text, Stats: st}, err
 }

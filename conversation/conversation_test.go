@@ -236,6 +236,55 @@ func TestRegenerateReusesTheCache(t *testing.T) {
 	}
 }
 
+// TestFreshSeeds: with the default seed 0, a regenerated reply is a new
+// sample, each reply's seed is kept (and saved with the session), and the
+// seed reproduces its reply.
+func TestFreshSeeds(t *testing.T) {
+	m := load(t, "tiny-f32")
+	hot := engine.SamplerConfig{Temperature: 1, TopP: 1, RepeatPenalty: 1}
+	c, _ := New(m, Options{Window: 512, Sampler: hot, MaxTokens: 16})
+	first := tokens(t, c, "Hello")
+	var again []int32
+	if _, err := c.Regenerate(context.Background(), func(u Update) error {
+		if u.Event.Token >= 0 {
+			again = append(again, u.Event.Token)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seeds := c.ReplySeeds()
+	if len(seeds) != 1 || seeds[0] == 0 {
+		t.Fatalf("reply seeds %v after a regenerate, want the one reply's", seeds)
+	}
+	if slices.Equal(first, again) {
+		t.Errorf("regenerate at temperature 1 gave the same %d tokens", len(first))
+	}
+	// The kept seed reproduces the regenerated reply.
+	hot.Seed = seeds[0]
+	d, _ := New(m, Options{Window: 512, Sampler: hot, MaxTokens: 16})
+	if got := tokens(t, d, "Hello"); !slices.Equal(got, again) {
+		t.Errorf("seed %d gave %v, the reply was %v", seeds[0], got, again)
+	}
+	tokens(t, c, "More")
+	store := sessions.Store{Dir: t.TempDir()}
+	if err := saveAs(t, c, store, "s"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := store.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	e, _ := New(m, Options{Window: 512, Sampler: hot, MaxTokens: 16})
+	if err := e.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.ReplySeeds(), c.ReplySeeds(); !slices.Equal(got, want) || len(got) != 2 {
+		t.Errorf("restored reply seeds %v, saved %v", got, want)
+	}
+}
+
 // saveAs saves c as session name, claiming it for the save.
 func saveAs(t *testing.T, c *Conversation, store sessions.Store, name string) error {
 	t.Helper()

@@ -22,6 +22,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		TokenizerFingerprint: c.rt.Tok.Fingerprint(),
 		Tokens:               c.seq.Tokens,
 		Messages:             c.messages,
+		ReplySeeds:           c.ReplySeeds(),
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
 	}
 	if d := c.opt.Controller; d != nil {
@@ -115,6 +116,7 @@ func (c *Conversation) restoreControllerKV(meta sessions.Meta) error {
 func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.kept = meta.Controller
 	c.messages = slices.Clone(meta.Messages)
+	c.seeds = slices.Clone(meta.ReplySeeds)
 	c.created = meta.Created
 	if s := meta.Sampler.Config(); s.Validate() == nil {
 		c.opt.Sampler = s

@@ -108,6 +108,9 @@ type Stats struct {
 	// controller's start-up); HookWait how long the later steps waited in
 	// all, beyond their forward passes: the controller's added latency.
 	HookFirst, HookWait time.Duration
+	// Seed is the sampler's seed (Sampler.Seed): with the same settings
+	// and prompt, giving it as the seed reproduces the reply.
+	Seed uint64
 }
 
 // PromptRate is prefill speed in tokens per second.
@@ -189,7 +192,7 @@ func (g *Generator) Prefill(ctx context.Context, seq *Sequence, tokens []int32) 
 // yet fed to the model (a stop token is never emitted). A full context window
 // returns *ContextFullError. The per-token path allocates nothing.
 func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32, emit func(Event) error) (Stats, error) {
-	st := Stats{PromptTokens: len(prompt)}
+	st := Stats{PromptTokens: len(prompt), Seed: g.Sampler.Seed()}
 	if len(prompt) == 0 {
 		return st, fmt.Errorf("generate: empty prompt")
 	}

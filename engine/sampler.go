@@ -22,7 +22,10 @@ type SamplerConfig struct {
 	// last RepeatLastN tokens (as transformers does); 1 is off.
 	RepeatPenalty float64 `toml:"repeat_penalty"`
 	RepeatLastN   int     `toml:"repeat_last_n"`
-	// Seed makes sampling reproducible.
+	// Seed makes sampling reproducible: the same seed, settings and prompt
+	// give the same reply. 0, the default, draws a fresh seed for every
+	// sampler, so that each reply is a new sample (Sampler.Seed says
+	// which was drawn, to reproduce it).
 	Seed uint64 `toml:"seed"`
 }
 
@@ -54,6 +57,7 @@ func (c SamplerConfig) Validate() error {
 // sampling allocates nothing. Not safe for concurrent use.
 type Sampler struct {
 	cfg   SamplerConfig
+	seed  uint64
 	rng   *rand.Rand
 	cand  []int32   // candidate token ids
 	w     []float32 // unnormalised probabilities, by token id
@@ -63,9 +67,14 @@ type Sampler struct {
 
 // NewSampler returns a sampler for a vocabulary of vocab tokens.
 func NewSampler(cfg SamplerConfig, vocab int) *Sampler {
+	seed := cfg.Seed
+	for seed == 0 { // 0 asks for a fresh one, so never draw it
+		seed = rand.Uint64()
+	}
 	return &Sampler{
 		cfg:   cfg,
-		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		seed:  seed,
+		rng:   rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		cand:  make([]int32, vocab),
 		w:     make([]float32, vocab),
 		stamp: make([]uint32, vocab),
@@ -74,6 +83,10 @@ func NewSampler(cfg SamplerConfig, vocab int) *Sampler {
 
 // Config returns the sampler's settings.
 func (s *Sampler) Config() SamplerConfig { return s.cfg }
+
+// Seed is the seed the sampler draws from: its settings' Seed, or the
+// fresh one drawn for it when that is 0.
+func (s *Sampler) Seed() uint64 { return s.seed }
 
 // NonFinite is what the sampling methods return instead of a token when
 // the logits they would pick from are broken: the largest is +Inf, or

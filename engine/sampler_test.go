@@ -245,3 +245,30 @@ func TestSamplerNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerFreshSeed checks seed 0: every sampler draws its own seed
+// (never 0), and giving that seed back reproduces its samples.
+func TestSamplerFreshSeed(t *testing.T) {
+	cfg := SamplerConfig{Temperature: 1, TopP: 1, RepeatPenalty: 1}
+	logits := []float32{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}
+	draw := func(s *Sampler) []int32 {
+		var out []int32
+		for i := 0; i < 50; i++ {
+			out = append(out, s.Sample(logits, nil, -1))
+		}
+		return out
+	}
+	a, b := NewSampler(cfg, 8), NewSampler(cfg, 8)
+	if a.Seed() == 0 || a.Seed() == b.Seed() {
+		t.Fatalf("fresh seeds %d and %d", a.Seed(), b.Seed())
+	}
+	first := draw(a)
+	if slices.Equal(first, draw(b)) {
+		t.Error("two fresh samplers gave the same 50 tokens")
+	}
+	cfg.Seed = a.Seed()
+	again := NewSampler(cfg, 8)
+	if again.Seed() != a.Seed() || !slices.Equal(draw(again), first) {
+		t.Error("the drawn seed did not reproduce the samples")
+	}
+}

@@ -51,7 +51,11 @@ type Meta struct {
 	// Messages keep chat.Message's JSON, the OpenAI message shape that
 	// chat templates read: a stable format of its own.
 	Messages []chat.Message `json:"messages"`
-	Sampler  Sampling       `json:"sampler"`
+	// ReplySeeds holds the sampler seed of each assistant message, in
+	// order (engine.Stats.Seed; 0 where it is not known, as in files
+	// written before it was kept).
+	ReplySeeds []uint64 `json:"reply_seeds,omitempty"`
+	Sampler    Sampling `json:"sampler"`
 	// Controller is the active controller, if any.
 	Controller *Controller `json:"controller,omitempty"`
 	// KV describes the tensors; DataCRC32C checks them.

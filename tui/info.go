@@ -45,11 +45,18 @@ func (p *chatPage) showText() string {
 	if session == "" {
 		session = "not saved yet"
 	}
+	seed := fmt.Sprintf("seed %d", s.Seed)
+	if s.Seed == 0 {
+		seed = "seed fresh each reply"
+		if seeds := p.conv.ReplySeeds(); len(seeds) > 0 && seeds[len(seeds)-1] != 0 {
+			seed += fmt.Sprintf(" (the last: %d)", seeds[len(seeds)-1])
+		}
+	}
 	return strings.Join([]string{
 		"model       " + p.model.Describe(),
 		"backend     " + p.model.Backend.Name(),
 		"context     " + thousands(p.used) + " of " + thousands(p.conv.Window()) + " tokens",
-		fmt.Sprintf("sampling    temp %g · top_p %g · top_k %d · min_p %g · seed %d", s.Temperature, s.TopP, s.TopK, s.MinP, s.Seed),
+		fmt.Sprintf("sampling    temp %g · top_p %g · top_k %d · min_p %g · %s", s.Temperature, s.TopP, s.TopK, s.MinP, seed),
 		"max_tokens  " + maxTokens,
 		"controller  " + controller,
 		"system      " + system,

@@ -52,7 +52,7 @@ func newGenFlags(name string, errOut io.Writer) *genFlags {
 	g.fs.Float64Var(&s.MinP, "min-p", d.Sampling.MinP, "drop tokens below this fraction of the likeliest (0: off)")
 	g.fs.Float64Var(&s.RepeatPenalty, "repeat-penalty", d.Sampling.RepeatPenalty, "penalty for recent tokens (1: off)")
 	g.fs.IntVar(&s.RepeatLastN, "repeat-last-n", d.Sampling.RepeatLastN, "how many recent tokens the penalty sees")
-	g.fs.Uint64Var(&s.Seed, "seed", d.Sampling.Seed, "random seed")
+	g.fs.Uint64Var(&s.Seed, "seed", d.Sampling.Seed, "random seed (0: a fresh one each reply; --json's stats give the one used)")
 	return g
 }
 
@@ -324,6 +324,8 @@ type statsLine struct {
 		LoadSeconds  float64 `json:"load_s"`
 		Stop         string  `json:"stop"`
 		Backend      string  `json:"backend"`
+		// Seed is the sampler's seed: --seed with it reproduces the reply.
+		Seed uint64 `json:"seed"`
 		// ControllerError is why the requested controller was refused or
 		// switched off during the reply ("NAME: reason"); absent when it
 		// constrained the whole reply.
@@ -339,11 +341,12 @@ func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *chatopen
 		s.Stats.PromptTokens, s.Stats.PromptTPS = st.PromptTokens, st.PromptRate()
 		s.Stats.GenTokens, s.Stats.GenTPS = st.GenTokens, st.GenRate()
 		s.Stats.LoadSeconds, s.Stats.Stop, s.Stats.Backend = l.LoadTime.Seconds(), string(st.Reason), l.Backend.Name()
+		s.Stats.Seed = st.Seed
 		if fail != nil {
 			s.Stats.ControllerError = fail.Controller + ": " + fail.Text
 		}
 		return json.NewEncoder(out).Encode(s)
 	}
-	_, err := fmt.Fprintf(errOut, "%v · load %.2fs · %s\n", st, l.LoadTime.Seconds(), l.Backend.Name())
+	_, err := fmt.Fprintf(errOut, "%v · seed %d · load %.2fs · %s\n", st, st.Seed, l.LoadTime.Seconds(), l.Backend.Name())
 	return err
 }

@@ -207,3 +207,38 @@ func TestPromptSpecialTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFreshSeed: two runs of the same prompt at temperature 1 draw
+// their own seeds and replies, and --seed with the printed seed gives the
+// reply again.
+func TestRunFreshSeed(t *testing.T) {
+	run := func(extra ...string) ([]int32, uint64) {
+		args := append([]string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "tell me",
+			"--temp", "1", "--top-p", "1", "--max-tokens", "16", "--json"}, extra...)
+		out, errOut, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var ids []int32
+		var stats statsLine
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if strings.HasPrefix(line, `{"stats"`) {
+				json.Unmarshal([]byte(line), &stats)
+				continue
+			}
+			var tl tokenLine
+			json.Unmarshal([]byte(line), &tl)
+			ids = append(ids, tl.ID)
+		}
+		return ids, stats.Stats.Seed
+	}
+	a, seedA := run()
+	b, seedB := run()
+	if seedA == 0 || seedA == seedB || slices.Equal(a, b) {
+		t.Fatalf("two runs: seeds %d and %d, replies %v and %v", seedA, seedB, a, b)
+	}
+	again, seed := run("--seed", fmt.Sprint(seedA))
+	if seed != seedA || !slices.Equal(again, a) {
+		t.Errorf("--seed %d: seed %d, reply %v; the first run's %v", seedA, seed, again, a)
+	}
+}
