@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
@@ -49,6 +51,8 @@ type Config struct {
 	HiddenAct             string         `json:"hidden_act"`
 	AttentionBias         bool           `json:"attention_bias"`
 	MLPBias               bool           `json:"mlp_bias"`
+	SlidingWindow         *int           `json:"sliding_window"`
+	UseSlidingWindow      bool           `json:"use_sliding_window"`
 	Quantization          *Quantization  `json:"quantization"`
 	Generation            *GenerationCfg `json:"-"`
 }
@@ -180,11 +184,8 @@ func (c *Config) setDefaults() {
 }
 
 func (c *Config) validate() error {
-	if len(c.Architectures) > 0 && c.Architectures[0] != "LlamaForCausalLM" {
-		return fmt.Errorf("key \"architectures\": %q is not supported (Driftwood runs LlamaForCausalLM)", c.Architectures[0])
-	}
-	if c.ModelType != "" && c.ModelType != "llama" {
-		return fmt.Errorf("key \"model_type\": %q is not supported (Driftwood runs llama)", c.ModelType)
+	if err := c.checkArch(); err != nil {
+		return err
 	}
 	for _, k := range []struct {
 		key    string
@@ -216,7 +217,7 @@ func (c *Config) validate() error {
 	case c.HiddenAct != "silu":
 		return fmt.Errorf("key \"hidden_act\": %q is not supported (want silu)", c.HiddenAct)
 	case c.AttentionBias || c.MLPBias:
-		return errors.New("keys \"attention_bias\"/\"mlp_bias\": biased projections are not supported")
+		return errors.New("keys \"attention_bias\"/\"mlp_bias\": biased projections are not supported (Qwen2's q/k/v biases are)")
 	}
 	if s := c.RopeScaling; s != nil {
 		switch s.RopeType {
@@ -269,7 +270,7 @@ func (c *Config) Tied(hasLMHead bool) bool {
 
 // Describe is a one-line summary of the shape, for logs and `models`.
 func (c *Config) Describe() string {
-	s := fmt.Sprintf("llama %d layers, hidden %d, %d/%d heads of %d, vocab %d", c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize)
+	s := fmt.Sprintf("%s %d layers, hidden %d, %d/%d heads of %d, vocab %d", c.Arch(), c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize)
 	if q := c.Quantization; q != nil {
 		s += fmt.Sprintf(", q%d/g%d", q.Bits, q.GroupSize)
 	}
@@ -284,4 +285,61 @@ func union(a, b TokenIDs) TokenIDs {
 		}
 	}
 	return out
+}
+
+// Architectures Driftwood runs: config.json's architectures[0] and its
+// model_type. All are Llama's block; Qwen2 adds biases to the q, k and v
+// projections, Qwen3 an RMSNorm of each query and key head before RoPE,
+// Mistral nothing (its sliding window is refused when set).
+var architectures = map[string]string{
+	"LlamaForCausalLM":   "llama",
+	"MistralForCausalLM": "mistral",
+	"Qwen2ForCausalLM":   "qwen2",
+	"Qwen3ForCausalLM":   "qwen3",
+}
+
+// Arch is the model's architecture: llama, mistral, qwen2 or qwen3
+// (model_type's spelling; llama when config.json names none).
+func (c *Config) Arch() string {
+	if len(c.Architectures) > 0 {
+		return architectures[c.Architectures[0]]
+	}
+	if c.ModelType != "" {
+		return c.ModelType
+	}
+	return "llama"
+}
+
+// QKVBias reports whether the q, k and v projections have biases (Qwen2's
+// always do).
+func (c *Config) QKVBias() bool { return c.Arch() == "qwen2" }
+
+// QKNorm reports whether each query and key head is RMS-normed before
+// RoPE (Qwen3).
+func (c *Config) QKNorm() bool { return c.Arch() == "qwen3" }
+
+func (c *Config) checkArch() error {
+	names := make([]string, 0, len(architectures))
+	for a := range architectures {
+		names = append(names, a)
+	}
+	slices.Sort(names)
+	if len(c.Architectures) > 0 {
+		arch, ok := architectures[c.Architectures[0]]
+		if !ok {
+			return fmt.Errorf("key \"architectures\": %q is not supported (Driftwood runs %s)", c.Architectures[0], strings.Join(names, ", "))
+		}
+		if c.ModelType != "" && c.ModelType != arch {
+			return fmt.Errorf("key \"model_type\": %q does not match architectures %q", c.ModelType, c.Architectures[0])
+		}
+	} else if c.ModelType != "" && !slices.Contains(slices.Collect(maps.Values(architectures)), c.ModelType) {
+		return fmt.Errorf("key \"model_type\": %q is not supported (Driftwood runs llama, mistral, qwen2, qwen3)", c.ModelType)
+	}
+	switch arch := c.Arch(); {
+	case arch == "mistral" && c.SlidingWindow != nil:
+		return fmt.Errorf("key \"sliding_window\": %d: sliding-window attention is not implemented (Mistral 7B v0.2 and later set it to null)", *c.SlidingWindow)
+	case (arch == "qwen2" || arch == "qwen3") && c.UseSlidingWindow:
+		return errors.New("key \"use_sliding_window\": sliding-window attention is not implemented")
+	}
+	return nil
 }

@@ -54,6 +54,13 @@ type LayerWeights struct {
 	GateProj               Tensor // (intermediate, hidden)
 	UpProj                 Tensor // (intermediate, hidden)
 	DownProj               Tensor // (hidden, intermediate)
+	// QBias, KBias and VBias are the projections' biases where the
+	// architecture has them (Config.QKVBias; zero Tensors otherwise).
+	QBias, KBias, VBias Tensor
+	// QNorm and KNorm are the per-head RMSNorm weights (head_dim) applied
+	// to queries and keys before RoPE where the architecture has them
+	// (Config.QKNorm).
+	QNorm, KNorm Tensor
 }
 
 // Model is a loaded model folder: its configuration and memory-mapped
@@ -256,6 +263,11 @@ func (m *Model) bind() error {
 			errs = append(errs, err)
 		}
 	}
+	bias := func(dst *Tensor, name string, n int) {
+		if err := m.vector(dst, name, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	get(&w.EmbedTokens, "model.embed_tokens", c.VocabSize, c.HiddenSize)
 	get(&w.Norm, "model.norm", c.HiddenSize)
 	w.Layers = make([]LayerWeights, c.NumHiddenLayers)
@@ -271,6 +283,15 @@ func (m *Model) bind() error {
 		get(&l.GateProj, p+"mlp.gate_proj", c.IntermediateSize, c.HiddenSize)
 		get(&l.UpProj, p+"mlp.up_proj", c.IntermediateSize, c.HiddenSize)
 		get(&l.DownProj, p+"mlp.down_proj", c.HiddenSize, c.IntermediateSize)
+		if c.QKVBias() {
+			bias(&l.QBias, p+"self_attn.q_proj.bias", q)
+			bias(&l.KBias, p+"self_attn.k_proj.bias", kv)
+			bias(&l.VBias, p+"self_attn.v_proj.bias", kv)
+		}
+		if c.QKNorm() {
+			get(&l.QNorm, p+"self_attn.q_norm", c.HeadDim)
+			get(&l.KNorm, p+"self_attn.k_norm", c.HeadDim)
+		}
 		if len(errs) > 0 {
 			break
 		}
@@ -306,6 +327,22 @@ func (m *Model) tensor(dst *Tensor, prefix string, shape ...int) error {
 		return nil
 	}
 	return m.bindQuantized(dst, prefix, st, scales, file)
+}
+
+// vector binds the float tensor name of n elements (a projection's bias)
+// into dst.
+func (m *Model) vector(dst *Tensor, name string, n int) error {
+	st, file := m.lookup(name)
+	switch {
+	case st == nil:
+		return fmt.Errorf("%s: missing tensor %s (%s has q/k/v biases)", m.weightsName(), name, m.Config.Arch())
+	case st.DType != safetensors.F32 && st.DType != safetensors.F16 && st.DType != safetensors.BF16:
+		return fmt.Errorf("%s: tensor %s has dtype %s (want F32, F16 or BF16)", file, name, st.DType)
+	case !slices.Equal(st.Shape, []int{n}):
+		return fmt.Errorf("%s: tensor %s has shape %v, want [%d]", file, name, st.Shape, n)
+	}
+	*dst = Tensor{Name: name, File: file, DType: st.DType, Shape: []int{n}, Data: st.Data}
+	return nil
 }
 
 func (m *Model) bindQuantized(dst *Tensor, prefix string, st, scales *safetensors.Tensor, file string) error {

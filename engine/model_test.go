@@ -119,6 +119,12 @@ func TestLoadErrors(t *testing.T) {
 		{"an unsupported dtype is named", "tiny-f32", func(t *testing.T, dir string) {
 			rewrite(t, dir, func(m map[string]*safetensors.Tensor) { m["model.norm.weight"].DType = safetensors.I32 })
 		}, []string{"model.norm.weight has dtype I32"}},
+		{"a missing Qwen2 bias is named", "tiny-qwen2-f32", func(t *testing.T, dir string) {
+			rewrite(t, dir, func(m map[string]*safetensors.Tensor) { delete(m, "model.layers.1.self_attn.v_proj.bias") })
+		}, []string{"missing tensor model.layers.1.self_attn.v_proj.bias (qwen2 has q/k/v biases)"}},
+		{"a missing Qwen3 head norm is named", "tiny-qwen3-f32", func(t *testing.T, dir string) {
+			rewrite(t, dir, func(m map[string]*safetensors.Tensor) { delete(m, "model.layers.0.self_attn.k_norm.weight") })
+		}, []string{"missing tensor model.layers.0.self_attn.k_norm.weight"}},
 		{"missing quantisation biases are named", "tiny-mlx-q4", func(t *testing.T, dir string) {
 			rewrite(t, dir, func(m map[string]*safetensors.Tensor) { delete(m, "model.layers.0.self_attn.k_proj.biases") })
 		}, []string{"missing tensor model.layers.0.self_attn.k_proj.biases"}},
@@ -218,6 +224,11 @@ func TestParseConfigBounds(t *testing.T) {
 		{`"num_hidden_layers": 100000000`, `"num_hidden_layers": 100000000 is more than Driftwood supports (1024)`, "1e8 layers ran the runtime out of memory"},
 		{`"num_hidden_layers": 1, "head_dim": 4096`, `"head_dim": 4096`, "a head wider than any model is refused"},
 		{`"num_hidden_layers": 1, "bos_token_id": 3`, `"bos_token_id": 3 is outside the vocabulary of 3`, "bos must name a token"},
+		{`"num_hidden_layers": 1, "architectures": ["GemmaForCausalLM"]`, `"architectures": "GemmaForCausalLM" is not supported (Driftwood runs LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)`, "an unknown architecture is named with the known ones"},
+		{`"num_hidden_layers": 1, "model_type": "gemma"`, `"model_type": "gemma" is not supported`, "an unknown model type too"},
+		{`"num_hidden_layers": 1, "architectures": ["Qwen3ForCausalLM"], "model_type": "llama"`, `"model_type": "llama" does not match architectures "Qwen3ForCausalLM"`, "the two keys must agree"},
+		{`"num_hidden_layers": 1, "architectures": ["MistralForCausalLM"], "sliding_window": 4096`, `"sliding_window": 4096: sliding-window attention is not implemented`, "Mistral 7B v0.1's window is refused"},
+		{`"num_hidden_layers": 1, "architectures": ["Qwen2ForCausalLM"], "use_sliding_window": true`, `"use_sliding_window": sliding-window attention is not implemented`, "a Qwen window in use is refused"},
 	} {
 		_, err := engine.ParseConfig([]byte("{" + base + ", " + c.extra + "}"))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -205,9 +205,9 @@ func TestListAndRemove(t *testing.T) {
 	// A config the engine refuses says why.
 	bad := filepath.Join(cache, "models--org--bad", "snapshots", tinyCommit)
 	os.MkdirAll(bad, 0o755)
-	os.WriteFile(filepath.Join(bad, "config.json"), []byte(`{"architectures": ["MistralForCausalLM"], "torch_dtype": "bfloat16"}`), 0o644)
+	os.WriteFile(filepath.Join(bad, "config.json"), []byte(`{"architectures": ["GemmaForCausalLM"], "torch_dtype": "bfloat16"}`), 0o644)
 	list, _ = List(opt)
-	if b := list[0]; b.Repo != "org/bad" || b.Runs || b.Format != "bf16" || !strings.Contains(b.Problem, "MistralForCausalLM") {
+	if b := list[0]; b.Repo != "org/bad" || b.Runs || b.Format != "bf16" || !strings.Contains(b.Problem, "GemmaForCausalLM") {
 		t.Errorf("bad: %+v", b)
 	}
 

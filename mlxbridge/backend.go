@@ -61,6 +61,9 @@ var _ engine.Backend = (*Backend)(nil)
 // when it is not a usable libmlxc, one naming the file and each missing
 // function; an MLX error naming the failed call.
 func New(m *engine.Model, opt Options) (*Backend, error) {
+	if arch := m.Config.Arch(); arch != "llama" && arch != "mistral" {
+		return nil, fmt.Errorf("mlx: %s models run on the CPU backend only, so far (--backend cpu)", arch)
+	}
 	lib, err := open(opt.Library)
 	if err != nil {
 		return nil, err

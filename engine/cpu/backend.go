@@ -67,6 +67,8 @@ type layer struct {
 	attnNorm, mlpNorm []float32 // (hidden)
 	q, k, v, o        matrix
 	gate, up, down    matrix
+	qb, kb, vb        []float32 // projection biases (Qwen2), or nil
+	qNorm, kNorm      []float32 // per-head norms before RoPE (Qwen3), or nil
 }
 
 // New prepares model for the CPU. The model must stay open while the
@@ -111,6 +113,12 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 		l.attnNorm, l.mlpNorm = vec(&lw.InputLayernorm), vec(&lw.PostAttentionLayernorm)
 		l.q, l.k, l.v, l.o = mat(&lw.QProj), mat(&lw.KProj), mat(&lw.VProj), mat(&lw.OProj)
 		l.gate, l.up, l.down = mat(&lw.GateProj), mat(&lw.UpProj), mat(&lw.DownProj)
+		if c.QKVBias() {
+			l.qb, l.kb, l.vb = vec(&lw.QBias), vec(&lw.KBias), vec(&lw.VBias)
+		}
+		if c.QKNorm() {
+			l.qNorm, l.kNorm = vec(&lw.QNorm), vec(&lw.KNorm)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

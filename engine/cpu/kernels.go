@@ -18,6 +18,14 @@ func rmsnorm(out, x, w []float32, eps float32) {
 	}
 }
 
+// headNorm RMS-normalises each head of x (heads of len(w)) in place,
+// times w.
+func headNorm(x, w []float32, eps float32) {
+	for h := 0; h+len(w) <= len(x); h += len(w) {
+		rmsnorm(x[h:h+len(w)], x[h:h+len(w)], w, eps)
+	}
+}
+
 // softmax normalises x in place.
 func softmax(x []float32) {
 	maxV := x[0]

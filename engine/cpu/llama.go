@@ -173,9 +173,19 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 		}
 		b.matmul(st.xb, n, part{L.q, st.q}, part{L.k, st.k}, part{L.v, st.v})
 		for i := 0; i < n; i++ {
+			q, k := st.q[i*qDim:(i+1)*qDim], st.k[i*kvDim:(i+1)*kvDim]
+			if L.qb != nil { // Qwen2: biased projections
+				add(q, L.qb)
+				add(k, L.kb)
+				add(st.v[i*kvDim:(i+1)*kvDim], L.vb)
+			}
+			if L.qNorm != nil { // Qwen3: each head RMS-normed before RoPE
+				headNorm(q, L.qNorm, eps)
+				headNorm(k, L.kNorm, eps)
+			}
 			cos, sin := st.cos[i*half:(i+1)*half], st.sin[i*half:(i+1)*half]
-			rope(st.q[i*qDim:(i+1)*qDim], hd, cos, sin)
-			rope(st.k[i*kvDim:(i+1)*kvDim], hd, cos, sin)
+			rope(q, hd, cos, sin)
+			rope(k, hd, cos, sin)
 		}
 		c.store(l, p0, n, st.k, st.v)
 		b.att = attnJob{c: c, layer: l, p0: p0, heads: cfg.NumAttentionHeads,

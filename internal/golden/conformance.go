@@ -21,14 +21,15 @@ type Opener func(t *testing.T, m *engine.Model) engine.Backend
 // model also the golden chat prompt, the calls every backend must refuse,
 // and Close of a cache and of the backend. Every model is held to Float.
 func CheckBackend(t *testing.T, open Opener) {
-	CheckBackendWithin(t, open, func(*engine.Model) Numerics { return Float })
+	CheckBackendWithin(t, Models, open, func(*engine.Model) Numerics { return Float })
 }
 
-// CheckBackendWithin is CheckBackend with the tolerances that numerics
-// gives for each test model: a backend whose arithmetic is not f32 on
-// some weights (int8 activations for quantised ones) says so here.
-func CheckBackendWithin(t *testing.T, open Opener, numerics func(*engine.Model) Numerics) {
-	for i, name := range Models {
+// CheckBackendWithin is CheckBackend over the given test models, with the
+// tolerances that numerics gives for each: a backend whose arithmetic is
+// not f32 on some weights (int8 activations for quantised ones) says so
+// here.
+func CheckBackendWithin(t *testing.T, models []string, open Opener, numerics func(*engine.Model) Numerics) {
+	for i, name := range models {
 		t.Run(name, func(t *testing.T) {
 			s := setup(t, name, open)
 			s.n = numerics(s.m)

@@ -20,6 +20,10 @@ var Models = []string{
 	"tiny-mlx-q4-g64", "tiny-untied-f32", "tiny-hd32-f32",
 }
 
+// QwenModels are the Qwen test models (Qwen3 with q/k norms, Qwen2 with
+// q/k/v biases, Qwen3 quantised), for the backends that run them.
+var QwenModels = []string{"tiny-qwen3-f32", "tiny-qwen2-f32", "tiny-qwen3-mlx-q4"}
+
 // Golden is one model's reference results.
 type Golden struct {
 	Model  string `json:"model"`
