@@ -47,17 +47,17 @@ func CheckThreads(n int) error {
 // Backend runs a Llama model on the CPU. Forward is not safe for
 // concurrent use: one backend serves one decode loop at a time.
 type Backend struct {
-	cfg    *engine.Config
-	checks engine.Checks
-	embed  matrix // (vocab, hidden)
-	layers []layer
-	norm   []float32 // (hidden)
-	lmHead matrix    // (vocab, hidden); embed when tied
-	rope   ropeTable
-	pool   *pool
-	st     state
-	mm     matmulJob
-	att    attnJob
+	cfg       *engine.Config
+	checks    engine.Checks
+	embed     matrix // (vocab, hidden)
+	layers    []layer
+	finalNorm []float32 // (hidden)
+	lmHead    matrix    // (vocab, hidden); embed when tied
+	rope      ropeTable
+	pool      *pool
+	st        state
+	mm        matmulJob
+	att       attnJob
 }
 
 var _ engine.Backend = (*Backend)(nil)
@@ -106,7 +106,7 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if w.LMHead.Name != w.EmbedTokens.Name {
 		b.lmHead = mat(&w.LMHead)
 	}
-	b.norm = vec(&w.Norm)
+	b.finalNorm = vec(&w.Norm)
 	b.layers = make([]layer, len(w.Layers))
 	for i := range w.Layers {
 		lw, l := &w.Layers[i], &b.layers[i]

@@ -150,9 +150,7 @@ func (j *attnJob) run(lo, hi, worker int) {
 func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 	cfg, st := b.cfg, &b.st
 	n, p0 := len(tokens), c.n
-	hidden, hd := cfg.HiddenSize, cfg.HeadDim
-	qDim, kvDim := cfg.NumAttentionHeads*hd, cfg.NumKeyValueHeads*hd
-	inter := cfg.IntermediateSize
+	hidden := cfg.HiddenSize
 	eps := float32(cfg.RMSNormEps)
 
 	c.reserve(p0 + n)
@@ -161,57 +159,88 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 			s.scores = make([]float32, c.capacity())
 		}
 	}
+	// x = embed(tokens)
 	for i, t := range tokens {
 		b.embed.row(st.x[i*hidden:(i+1)*hidden], int(t))
 	}
 	b.rope.angles(st.cos, st.sin, p0, n)
-	half := hd / 2
+	// Each block, as mlx-lm's: h = x + attention(norm(x)); x = h + mlp(norm(h)).
 	for l := range b.layers {
 		L := &b.layers[l]
-		for i := 0; i < n; i++ {
-			rmsnorm(st.xb[i*hidden:(i+1)*hidden], st.x[i*hidden:(i+1)*hidden], L.attnNorm, eps)
-		}
-		b.matmul(st.xb, n, part{L.q, st.q}, part{L.k, st.k}, part{L.v, st.v})
-		for i := 0; i < n; i++ {
-			q, k := st.q[i*qDim:(i+1)*qDim], st.k[i*kvDim:(i+1)*kvDim]
-			if L.qb != nil { // Qwen2: biased projections
-				add(q, L.qb)
-				add(k, L.kb)
-				add(st.v[i*kvDim:(i+1)*kvDim], L.vb)
-			}
-			if L.qNorm != nil { // Qwen3: each head RMS-normed before RoPE
-				headNorm(q, L.qNorm, eps)
-				headNorm(k, L.kNorm, eps)
-			}
-			cos, sin := st.cos[i*half:(i+1)*half], st.sin[i*half:(i+1)*half]
-			rope(q, hd, cos, sin)
-			rope(k, hd, cos, sin)
-		}
-		c.store(l, p0, n, st.k, st.v)
-		b.att = attnJob{c: c, layer: l, p0: p0, heads: cfg.NumAttentionHeads,
-			group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, hd: hd,
-			q: st.q, out: st.att, scr: st.scr}
-		b.pool.parallel(&b.att, n*cfg.NumAttentionHeads, 1)
-		b.matmul(st.att, n, part{L.o, st.xb2})
-		add(st.x[:n*hidden], st.xb2)
-		for i := 0; i < n; i++ {
-			rmsnorm(st.xb[i*hidden:(i+1)*hidden], st.x[i*hidden:(i+1)*hidden], L.mlpNorm, eps)
-		}
-		b.matmul(st.xb, n, part{L.gate, st.hb}, part{L.up, st.hb2})
-		swiglu(st.hb[:n*inter], st.hb2)
-		b.matmul(st.hb, n, part{L.down, st.xb2})
-		add(st.x[:n*hidden], st.xb2)
+		b.norm(st.xb, st.x, L.attnNorm, n)
+		b.attention(c, l, L, n, p0)  // st.xb → st.xb2
+		add(st.x[:n*hidden], st.xb2) // residual
+		b.norm(st.xb, st.x, L.mlpNorm, n)
+		b.mlp(L, n)                  // st.xb → st.xb2
+		add(st.x[:n*hidden], st.xb2) // residual
 	}
 	c.n = p0 + n
 	if out == nil {
 		return
 	}
+	// logits = lm_head(norm(x)), of the last token only when out holds one
+	// row.
 	first := 0
 	if len(out) == cfg.VocabSize {
 		first = n - 1
 	}
 	for i := first; i < n; i++ {
-		rmsnorm(st.xb[(i-first)*hidden:(i-first+1)*hidden], st.x[i*hidden:(i+1)*hidden], b.norm, eps)
+		rmsnorm(st.xb[(i-first)*hidden:(i-first+1)*hidden], st.x[i*hidden:(i+1)*hidden], b.finalNorm, eps)
 	}
 	b.matmul(st.xb, n-first, part{b.lmHead, out})
+}
+
+// norm sets dst = rmsnorm(x)·w for each of n rows of hidden floats.
+func (b *Backend) norm(dst, x, w []float32, n int) {
+	hidden, eps := b.cfg.HiddenSize, float32(b.cfg.RMSNormEps)
+	for i := 0; i < n; i++ {
+		rmsnorm(dst[i*hidden:(i+1)*hidden], x[i*hidden:(i+1)*hidden], w, eps)
+	}
+}
+
+// attention is a block's self-attention of n tokens from position p0 over
+// its input in st.xb, written to st.xb2: qkv projections, RoPE, the new
+// keys and values into the cache, grouped-query attention over every
+// cached position, the output projection.
+func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
+	cfg, st := b.cfg, &b.st
+	hd := cfg.HeadDim
+	qDim, kvDim, half := cfg.NumAttentionHeads*hd, cfg.NumKeyValueHeads*hd, hd/2
+	eps := float32(cfg.RMSNormEps)
+	// qkv
+	b.matmul(st.xb, n, part{L.q, st.q}, part{L.k, st.k}, part{L.v, st.v})
+	for i := 0; i < n; i++ {
+		q, k := st.q[i*qDim:(i+1)*qDim], st.k[i*kvDim:(i+1)*kvDim]
+		if L.qb != nil { // Qwen2: biased projections
+			add(q, L.qb)
+			add(k, L.kb)
+			add(st.v[i*kvDim:(i+1)*kvDim], L.vb)
+		}
+		if L.qNorm != nil { // Qwen3: each head RMS-normed before RoPE
+			headNorm(q, L.qNorm, eps)
+			headNorm(k, L.kNorm, eps)
+		}
+		// RoPE
+		cos, sin := st.cos[i*half:(i+1)*half], st.sin[i*half:(i+1)*half]
+		rope(q, hd, cos, sin)
+		rope(k, hd, cos, sin)
+	}
+	// the cache
+	c.store(l, p0, n, st.k, st.v)
+	// softmax(q·kᵀ/√d)·v per head
+	b.att = attnJob{c: c, layer: l, p0: p0, heads: cfg.NumAttentionHeads,
+		group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, hd: hd,
+		q: st.q, out: st.att, scr: st.scr}
+	b.pool.parallel(&b.att, n*cfg.NumAttentionHeads, 1)
+	// output projection
+	b.matmul(st.att, n, part{L.o, st.xb2})
+}
+
+// mlp is a block's SwiGLU feed-forward of n rows of st.xb into st.xb2:
+// down(silu(gate(x))·up(x)).
+func (b *Backend) mlp(L *layer, n int) {
+	st := &b.st
+	b.matmul(st.xb, n, part{L.gate, st.hb}, part{L.up, st.hb2})
+	swiglu(st.hb[:n*b.cfg.IntermediateSize], st.hb2)
+	b.matmul(st.hb, n, part{L.down, st.xb2})
 }
