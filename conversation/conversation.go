@@ -125,15 +125,20 @@ func (c *Conversation) Messages() []chat.Message { return c.messages }
 // where not known): with the same settings and the transcript before it,
 // a reply's seed reproduces it.
 func (c *Conversation) ReplySeeds() []uint64 {
+	seeds := make([]uint64, c.replies())
+	copy(seeds, c.seeds)
+	return seeds
+}
+
+// replies counts the assistant messages.
+func (c *Conversation) replies() int {
 	n := 0
 	for _, m := range c.messages {
 		if m.Role == "assistant" {
 			n++
 		}
 	}
-	seeds := make([]uint64, n)
-	copy(seeds, c.seeds)
-	return seeds
+	return n
 }
 
 // Tokens is the number of positions the model holds.
@@ -269,12 +274,7 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 		return emit(u)
 	})
 	text += stream.Flush()
-	replies := 0
-	for _, m := range c.messages {
-		if m.Role == "assistant" {
-			replies++
-		}
-	}
+	replies := c.replies()
 	c.seeds = append(c.seeds[:min(replies, len(c.seeds))], st.Seed)
 	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
 	return Reply{Text: text, Stats: st}, err
