@@ -1,0 +1,170 @@
+package main
+
+// The batch kernels' assembly (prefill: panels of sixteen rows against
+// the whole batch): text/templates over Go assembly, filled in by main.
+
+const gemm = `
+// func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
+//
+// The batch kernel: a panel of sixteen rows (wp: for each four columns,
+// each row's four codes; sp, bp: each 32-column chunk's scale and bias of
+// the sixteen rows) times nt of np inputs (xq: for each four columns, each
+// input's four int8s; dx, xs: each chunk's step and sum of each input), to
+// tile[t·16+r]. Eight inputs at a time: for each four columns, one load of
+// the panel and eight VPDPBUSD with an input's four bytes broadcast; at
+// each chunk's end the int32 sums become floats, times scale·step, plus
+// bias·sum.
+TEXT ·gemmI8VNNI(SB), NOSPLIT, $8-80
+	MOVQ tile+0(FP), DI
+	MOVQ wp+8(FP), SI
+	MOVQ sp+16(FP), R8
+	MOVQ bp+24(FP), R9
+	MOVQ xq+32(FP), R10
+	MOVQ dx+40(FP), R11
+	MOVQ xs+48(FP), R12
+	MOVQ np+56(FP), R13
+	SHLQ $2, R13
+	MOVQ chunks+72(FP), BX
+	SHLQ $6, BX
+	MOVQ nt+64(FP), AX
+	SHLQ $6, AX
+	ADDQ DI, AX
+	MOVQ AX, end-8(SP)
+
+inputs:
+{{- range .Lanes}}
+	VPXORD Z{{add 8 .}}, Z{{add 8 .}}, Z{{add 8 .}}
+{{- end}}
+	MOVQ R10, AX
+	MOVQ R11, DX
+	MOVQ R12, R14
+	XORQ CX, CX
+chunk:
+{{- range .Lanes}}
+	VPXORD Z{{.}}, Z{{.}}, Z{{.}}
+{{- end}}
+{{- range .Lanes}}
+	VMOVDQU32 {{mul 64 .}}(SI)(CX*8), Z16
+{{- range $.Lanes}}
+	VPDPBUSD.BCST {{mul 4 .}}(AX), Z16, Z{{.}}
+{{- end}}
+	ADDQ R13, AX
+{{- end}}
+	VMOVUPS (R8)(CX*1), Z17
+	VMOVUPS (R9)(CX*1), Z18
+{{- range .Lanes}}
+	VCVTDQ2PS         Z{{.}}, Z{{.}}
+	VMULPS.BCST       {{mul 4 .}}(DX), Z17, Z19
+	VFMADD231PS       Z19, Z{{.}}, Z{{add 8 .}}
+	VFMADD231PS.BCST  {{mul 4 .}}(R14), Z18, Z{{add 8 .}}
+{{- end}}
+	ADDQ R13, DX
+	ADDQ R13, R14
+	ADDQ $64, CX
+	CMPQ CX, BX
+	JLT  chunk
+{{- range .Lanes}}
+	VMOVUPS Z{{add 8 .}}, {{mul 64 .}}(DI)
+{{- end}}
+	ADDQ $512, DI
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	CMPQ DI, end-8(SP)
+	JLT  inputs
+	VZEROUPPER
+	RET
+`
+
+const prep = `
+// func {{.Prep}}(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+//
+// A panel for gemmI8VNNI from up to sixteen rows of MLX q{{.Bits}} weights
+// (wstride bytes apart; sstride scales and biases apart). Each four bytes
+// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
+// one line of the panel{{if eq .Bits 4}}, split into low and high nibbles (nibble order){{end}};
+// each chunk's scales and biases likewise.
+{{- if ne .Name "F32"}} A two-byte scale is gathered as the high half
+// of the four bytes that end with it, which lie inside the file, as the
+// tensor never starts it.
+{{- end}}
+TEXT ·{{.Prep}}(SB), NOSPLIT, $0-88
+	MOVQ wp+0(FP), DI
+	MOVQ sp+8(FP), R8
+	MOVQ bp+16(FP), R9
+	MOVQ w+24(FP), SI
+	MOVQ scales+40(FP), R11
+	MOVQ biases+48(FP), R12
+	MOVQ rows+64(FP), AX
+	MOVQ $-1, DX
+	BZHIQ AX, DX, DX
+	KMOVW DX, K1
+	VMOVDQU32 iota<>(SB), Z27
+	VPBROADCASTD wstride+32(FP), Z26
+	VPMULLD Z26, Z27, Z30
+	MOVQ sstride+56(FP), AX
+	SHLQ ${{if eq .Name "F32"}}2{{else}}1{{end}}, AX
+	VPBROADCASTD AX, Z26
+	VPMULLD Z26, Z27, Z29
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+{{- if eq .Name "BF16"}}
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z28
+{{- end}}
+	MOVQ chunks+72(FP), BX
+	MOVQ gshift+80(FP), CX
+	SUBQ $5, CX
+	XORQ AX, AX
+
+chunk:
+	CMPQ AX, BX
+	JGE  done
+{{- range .Gathers}}
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD {{.}}(SI)(Z30*1), K2, Z0
+{{- if eq $.Bits 4}}
+	VPSRLD  $4, Z0, Z1
+	VPANDD  Z31, Z0, Z0
+	VPANDD  Z31, Z1, Z1
+	VMOVDQU32 Z0, {{mul 16 .}}(DI)
+	VMOVDQU32 Z1, {{add 256 (mul 16 .)}}(DI)
+{{- else}}
+	VMOVDQU32 Z0, {{mul 16 .}}(DI)
+{{- end}}
+{{- end}}
+	MOVQ AX, DX
+	SHRQ CX, DX
+	LEAQ (R11)(DX*{{.Size}}), R10
+	LEAQ (R12)(DX*{{.Size}}), R13
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD {{if ne .Name "F32"}}-2{{else}}0{{end}}(R10)(Z29*1), K2, Z0
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VPGATHERDD {{if ne .Name "F32"}}-2{{else}}0{{end}}(R13)(Z29*1), K2, Z1
+{{- if eq .Name "BF16"}}
+	VPANDD Z28, Z0, Z0
+	VPANDD Z28, Z1, Z1
+{{- else if eq .Name "F16"}}
+	VPSRLD    $16, Z0, Z0
+	VPSRLD    $16, Z1, Z1
+	VPMOVDW   Z0, Y0
+	VPMOVDW   Z1, Y1
+	VCVTPH2PS Y0, Z0
+	VCVTPH2PS Y1, Z1
+{{- end}}
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R9)
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ ${{mul 4 .Bits}}, SI
+	INCQ AX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	RET
+`
