@@ -69,6 +69,7 @@ type Conversation struct {
 	seq      *engine.Sequence
 	messages []chat.Message
 	seeds    []uint64 // the sampler seed of each assistant message, in order
+	dropped  int      // messages out of the model's view (OutOfView)
 	created  time.Time
 	// kept is the restored session's controller while it cannot be
 	// turned on: saved back unchanged, store and all, as long as no other
@@ -91,6 +92,9 @@ type Update struct {
 type Reply struct {
 	Text  string
 	Stats engine.Stats
+	// Compaction, when not nil, says which turns left the model's view
+	// to make room for this one.
+	Compaction *Compaction
 }
 
 // New starts an empty conversation.
@@ -187,7 +191,7 @@ func (c *Conversation) Clear() {
 	} else {
 		c.messages = nil
 	}
-	c.seeds = nil
+	c.seeds, c.dropped = nil, 0
 	c.created = time.Now().UTC()
 	c.kept = nil
 	c.truncate(0)
@@ -198,24 +202,29 @@ func (c *Conversation) truncate(n int) {
 	c.seq.Cache.Truncate(n)
 }
 
-// TooLongError says that a message was refused because the conversation
-// with it would not leave room for a reply in the context window. The
-// conversation is as it was before.
+// TooLongError says that a message was refused because it does not fit
+// the context window even when the model sees nothing else of the
+// conversation but the system prompt. The conversation is as it was
+// before.
 type TooLongError struct {
-	// Tokens is the length of the prompt with the message; Held is how
-	// many positions the conversation held before it.
+	// Tokens is the length of the prompt with the message and the system
+	// prompt only; Held is how many positions the conversation held
+	// before it.
 	Tokens, Held, Window int
 }
 
 func (e *TooLongError) Error() string {
-	return fmt.Sprintf("the message does not fit: with it the conversation is %d tokens (%d before it), and the context window holds %d", e.Tokens, e.Held, e.Window)
+	return fmt.Sprintf("the message does not fit: with only it and the system prompt in view the prompt is %d tokens, and the context window holds %d", e.Tokens, e.Window)
 }
 
 // Send adds a user message and generates the reply, streaming it to
-// emit. On cancellation (ctx) or error the partial reply is kept in the
+// emit. When the message would not leave room for a reply (a quarter of
+// the window, or max_tokens if less), the oldest turns leave the model's
+// view first, down to half the window (Reply.Compaction says so). On
+// cancellation (ctx) or error the partial reply is kept in the
 // transcript and returned with the error, except that a message that
-// does not fit the context window (*TooLongError), or that the chat
-// template refuses, is not added at all.
+// does not fit the context window on its own (*TooLongError), or that
+// the chat template refuses, is not added at all.
 func (c *Conversation) Send(ctx context.Context, text string, emit func(Update) error) (Reply, error) {
 	return c.generate(ctx, append(slices.Clip(c.messages), chat.Message{Role: "user", Content: text}), emit)
 }
@@ -234,21 +243,35 @@ func (c *Conversation) Regenerate(ctx context.Context, emit func(Update) error) 
 // prompt cannot be built or leaves no room for a reply: then nothing
 // changes.
 func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit func(Update) error) (Reply, error) {
-	ids, err := c.rt.Template.Encode(c.rt.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: c.created})
+	dropped := c.dropped
+	ids, err := c.encode(msgs, dropped, true)
 	if err != nil {
 		return Reply{}, err
 	}
-	if w := c.seq.Cache.Window(); len(ids) >= w {
+	w := c.seq.Cache.Window()
+	var comp *Compaction
+	if len(ids)+c.replyRoom() > w {
+		// Make room: the oldest turns leave the view, down to half the
+		// window, so that the next turns fit without another compaction.
+		fewer, kept, err := c.fit(msgs, dropped, ids, w/2, true)
+		if err != nil {
+			return Reply{}, err
+		}
+		if fewer > dropped {
+			comp = &Compaction{Messages: fewer - dropped, Before: len(ids), After: len(kept)}
+			dropped, ids = fewer, kept
+		}
+	}
+	if len(ids) >= w {
 		return Reply{}, &TooLongError{Tokens: len(ids), Held: c.Tokens(), Window: w}
 	}
-	c.messages = msgs
+	c.messages, c.dropped = msgs, dropped
+	if comp != nil {
+		comp.Shifted = c.realign(ids)
+	}
 	// Reuse the cache for the longest common prefix; at least the last
 	// prompt token is run again to get fresh logits.
-	p := 0
-	for p < len(ids) && p < len(c.seq.Tokens) && ids[p] == c.seq.Tokens[p] {
-		p++
-	}
-	p = min(p, len(ids)-1)
+	p := min(commonPrefix(ids, c.seq.Tokens), len(ids)-1)
 	c.truncate(p)
 
 	gen := c.rt.Generator(c.opt.Sampler, c.opt.MaxTokens)
@@ -277,5 +300,5 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	replies := c.replies()
 	c.seeds = append(c.seeds[:min(replies, len(c.seeds))], st.Seed)
 	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
-	return Reply{Text: text, Stats: st}, err
+	return Reply{Text: text, Stats: st, Compaction: comp}, err
 }

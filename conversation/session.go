@@ -23,6 +23,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		Tokens:               c.seq.Tokens,
 		Messages:             c.messages,
 		ReplySeeds:           c.ReplySeeds(),
+		OutOfView:            c.dropped,
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
 	}
 	if d := c.opt.Controller; d != nil {
@@ -117,6 +118,7 @@ func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.kept = meta.Controller
 	c.messages = slices.Clone(meta.Messages)
 	c.seeds = slices.Clone(meta.ReplySeeds)
+	c.dropped = meta.OutOfView
 	c.created = meta.Created
 	if s := meta.Sampler.Config(); s.Validate() == nil {
 		c.opt.Sampler = s

@@ -124,6 +124,13 @@ func validate(f *safetensors.File) (*Snapshot, error) {
 	if kv.Layers < 0 || kv.Len != len(meta.Tokens) || kv.DType.Size() == 0 {
 		return nil, fmt.Errorf("header describes %d layers of %d positions (%d tokens) in %q", kv.Layers, kv.Len, len(meta.Tokens), kv.DType)
 	}
+	sys := 0
+	if len(meta.Messages) > 0 && meta.Messages[0].Role == "system" {
+		sys = 1
+	}
+	if meta.OutOfView < 0 || meta.OutOfView > len(meta.Messages)-sys {
+		return nil, fmt.Errorf("header says %d messages are out of the model's view, but there are %d", meta.OutOfView, len(meta.Messages))
+	}
 	if want := 2 * kv.Layers; len(f.Tensors) != want {
 		return nil, fmt.Errorf("%d tensors, want %d (keys and values of %d layers)", len(f.Tensors), want, kv.Layers)
 	}

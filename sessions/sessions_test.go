@@ -145,6 +145,15 @@ func TestCorruptFilesAreRefused(t *testing.T) {
 	newer := slices.Clone(good)
 	copy(newer[8:8+hlen], strings.Replace(string(newer[8:8+hlen]), `\"version\":1`, `\"version\":9`, 1))
 	try("a newer format version", newer, "newer than this Driftwood's")
+	for _, n := range []int{-1, 3} {
+		meta.OutOfView = n // of two messages
+		p := filepath.Join(dir, "view.safetensors")
+		if err := Save(p, meta, kv); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(p)
+		try("out of view "+strconv.Itoa(n), raw, "out of the model's view")
+	}
 	if _, err := Open(filepath.Join(dir, "missing.safetensors")); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}

@@ -55,7 +55,11 @@ type Meta struct {
 	// order (engine.Stats.Seed; 0 where it is not known, as in files
 	// written before it was kept).
 	ReplySeeds []uint64 `json:"reply_seeds,omitempty"`
-	Sampler    Sampling `json:"sampler"`
+	// OutOfView is how many messages, the oldest after the system
+	// message, the model no longer sees: Tokens hold the rest. Absent
+	// means none.
+	OutOfView int      `json:"out_of_view,omitempty"`
+	Sampler   Sampling `json:"sampler"`
 	// Controller is the active controller, if any.
 	Controller *Controller `json:"controller,omitempty"`
 	// KV describes the tensors; DataCRC32C checks them.

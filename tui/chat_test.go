@@ -267,7 +267,7 @@ func TestContextFull(t *testing.T) {
 	c.wait("abc", func(s snapshot) bool { return s.controller == "abc" })
 	c.typeLine("go on forever")
 	s := c.idle()
-	if !strings.Contains(s.last, "The context window is full (200 tokens). /new starts") || !strings.Contains(plain(s.screen), "ctx 200/200 full: /new") {
+	if !strings.Contains(s.last, "The context window is full (200 tokens), so the reply stops here.") || !strings.Contains(plain(s.screen), "ctx 200/200 full ") {
 		t.Errorf("last entry %q; screen:\n%s", s.last, plain(s.screen))
 	}
 }

@@ -62,7 +62,7 @@ func newChatPage(d chatDeps, msg modelLoadedMsg) (*chatPage, tea.Cmd) {
 	p.status = newStatusBar(d.common)
 	p.SetSize(d.common.Width, d.common.Height)
 	p.used = p.conv.Tokens()
-	p.transcript.reset(p.conv.Messages())
+	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
 	p.notice.say("loaded " + p.model.Describe() + " in " + formatMillis(p.model.LoadTime))
 	return p, tea.Batch(p.input.Focus(), p.host.waitLog(p.ctx.Done()), p.resume())
 }

@@ -54,6 +54,7 @@ func commandSpecs() []commandSpec {
 		{name: "set", usage: "temp|top_p|top_k|min_p|seed|max_tokens VALUE", help: "change a sampling setting", arg: argSetting, min: 2, max: 2, run: runSet},
 		{name: "show", help: "show the model, the settings and the controller", run: runShow},
 		{name: "regen", help: "generate the last reply again", run: runRegen},
+		{name: "compact", help: "take the oldest turns out of the model's view, to make room (the transcript keeps them)", run: runCompact},
 		{name: "copy", help: "copy the last reply to the clipboard (OSC 52)", whileReplying: true, run: runCopy},
 		{name: "stats", help: "speed and size of the last reply", whileReplying: true, run: runStats},
 		{name: "help", help: "list the commands and keys", whileReplying: true, run: runHelp},

@@ -164,6 +164,9 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 		return
 	}
 	p.used, p.held.dirty = msg.used, true
+	if msg.reply.Compaction != nil {
+		p.compacted(*msg.reply.Compaction)
+	}
 	st := msg.reply.Stats
 	p.stats = &st
 	note := ""
@@ -184,7 +187,7 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		text := msg.err.Error()
 		if full != nil {
-			text = "The context window is full (" + thousands(full.Window) + " tokens). /new starts a new conversation (this one is saved first)."
+			text = "The context window is full (" + thousands(full.Window) + " tokens), so the reply stops here. The next message takes the oldest turns out of the model's view to make room (/compact does it now; /new starts a new conversation)."
 		}
 		p.transcript.add(entryError, text)
 		p.logs.add(logLine{source: "driftwood", text: msg.err.Error(), fault: true})
@@ -201,4 +204,17 @@ func (p *chatPage) refused(text string, long *conversation.TooLongError) {
 	}
 	p.notice.fail(fmt.Errorf("not sent: with this message the conversation is %s tokens, more than the context window of %s (%s used); shorten it, or /new starts afresh",
 		thousands(long.Tokens), thousands(long.Window), thousands(long.Held)))
+}
+
+// compacted shows that the oldest turns left the model's view: the line
+// that marks where its view starts, and a notice with the figures.
+func (p *chatPage) compacted(comp conversation.Compaction) {
+	p.used, p.held.dirty = p.conv.Tokens(), true
+	p.transcript.markView(p.conv.Messages(), p.conv.OutOfView())
+	how := "the rest stays in the cache"
+	if !comp.Shifted {
+		how = "the rest is read again"
+	}
+	p.notice.say(fmt.Sprintf("%s left the model's view: %s → %s tokens (%s)",
+		plural(comp.Messages, "older message"), thousands(comp.Before), thousands(comp.After), how))
 }

@@ -105,7 +105,7 @@ func (p *chatPage) afterSaved(msg sessionSavedMsg) tea.Cmd {
 		p.conv.Clear()
 		p.held.take("", nil)
 		p.used = p.conv.Tokens()
-		p.transcript.reset(p.conv.Messages())
+		p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
 		p.notice.say(join("new conversation", saved))
 	case afterLoad:
 		p.notice.say(saved)
@@ -177,7 +177,7 @@ func (p *chatPage) afterLoaded(msg sessionLoadedMsg) {
 	}
 	p.held.take(msg.name, msg.claim)
 	p.used = msg.tokens
-	p.transcript.reset(p.conv.Messages())
+	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
 	text := fmt.Sprintf("session %s: restored %s tokens in %s", msg.name, thousands(msg.tokens), formatMillis(msg.took))
 	if msg.fallback != nil {
 		text = fmt.Sprintf("session %s: %v\nThe transcript is back; the next message re-processes it (slower, nothing is lost).", msg.name, msg.fallback)

@@ -133,3 +133,50 @@ func TestSaveKeepsOtherSessions(t *testing.T) {
 		t.Errorf("session demo now holds %+v", msgs)
 	}
 }
+
+// TestCompaction: on a small window the conversation goes on past it, the
+// transcript marks where the model's view starts, /compact does it on
+// demand, and --continue brings the same view back.
+func TestCompaction(t *testing.T) {
+	opt := testOptions(t)
+	opt.Config.Context, opt.Config.MaxTokens = 200, 16
+	c := startChat(t, opt, nil)
+	c.loaded()
+	mark := "▲ the model no longer sees the"
+	var s snapshot
+	for i := 0; i < 8 && !strings.Contains(s.notice, "left the model's view"); i++ {
+		c.typeLine("one more question about rivers")
+		s = c.idle()
+	}
+	if !strings.Contains(s.notice, "left the model's view") || !strings.Contains(plain(s.screen), mark) {
+		t.Fatalf("no compaction after 8 turns: notice %q; screen:\n%s", s.notice, plain(s.screen))
+	}
+	c.typeLine("and lakes")
+	c.idle()
+	c.typeLine("/compact")
+	s = c.wait("the compaction", func(s snapshot) bool {
+		return strings.Contains(s.notice, "left the model's view") && strings.Contains(s.notice, "stays in the cache")
+	})
+	m, _ := c.finalScreen()
+	messages, outOfView, used := len(m.chat.conv.Messages()), m.chat.conv.OutOfView(), m.chat.conv.Tokens()
+	if outOfView == 0 || outOfView >= messages {
+		t.Fatalf("%d of %d messages out of view", outOfView, messages)
+	}
+	if saved, err := m.Close(); err != nil || saved == "" {
+		t.Fatalf("quit saved %q, %v", saved, err)
+	}
+
+	opt.Continue = true
+	c = startChat(t, opt, nil)
+	c.wait("the restore", func(s snapshot) bool {
+		return strings.Contains(s.notice, "restored") || strings.Contains(s.last, "restored")
+	})
+	s = c.idle()
+	m, screen := c.finalScreen()
+	if got := m.chat.conv.OutOfView(); got != outOfView || s.messages != messages || s.used != used {
+		t.Errorf("resumed with %d out of view, %d messages, %d tokens; saved %d, %d, %d", got, s.messages, s.used, outOfView, messages, used)
+	}
+	if strings.Count(plain(screen), mark) != 1 {
+		t.Errorf("the resumed transcript should mark the view once:\n%s", plain(screen))
+	}
+}

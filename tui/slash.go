@@ -75,6 +75,16 @@ func runShow(p *chatPage, _ command) tea.Cmd {
 
 func runRegen(p *chatPage, _ command) tea.Cmd { return p.regenerate() }
 
+func runCompact(p *chatPage, _ command) tea.Cmd {
+	comp, err := p.conv.Compact()
+	if err != nil {
+		p.notice.warn(err.Error())
+		return nil
+	}
+	p.compacted(comp)
+	return nil
+}
+
 func runCopy(p *chatPage, _ command) tea.Cmd {
 	text, ok := p.transcript.lastReply()
 	if !ok {

@@ -10,16 +10,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// contextWarn is the share of the context window from which the status
-// bar warns that it is filling up.
-const contextWarn = 0.85
-
 // statusInfo is what the status bar shows.
 type statusInfo struct {
 	model, backend string
 	// controller is the active controller ("" for none) and its argument.
 	controller, arg string
 	used, window    int
+	// compactsAt is the context use from which the next message makes
+	// the oldest turns leave the model's view.
+	compactsAt int
 	// rate is the last reply's speed in tokens per second (0: none yet).
 	rate float64
 	// activity is what the program is busy with ("" when idle); tokens
@@ -76,7 +75,7 @@ func (s *statusBar) View(in statusInfo) string {
 		left = append(left, st.StatusItem.Render("no controller"))
 	}
 	if in.window > 0 {
-		left = append(left, s.contextView(in.used, in.window))
+		left = append(left, s.contextView(in.used, in.window, in.compactsAt))
 	}
 	var right []string
 	if in.unreadLogs > 0 {
@@ -98,17 +97,17 @@ func (s *statusBar) View(in statusInfo) string {
 	return ansi.Truncate(l+st.Status.Render(strings.Repeat(" ", gap))+r, s.width, "")
 }
 
-// contextView is "ctx 1,234/8,192", in a warning style when the window is
-// nearly full.
-func (s *statusBar) contextView(used, window int) string {
+// contextView is "ctx 1,234/8,192", in a warning style that says
+// "compacts next" once the next message makes the oldest turns leave the
+// model's view (from compactsAt), and when the window is full.
+func (s *statusBar) contextView(used, window, compactsAt int) string {
 	st := s.common.Styles
 	text := fmt.Sprintf("ctx %s/%s", thousands(used), thousands(window))
-	ratio := float64(used) / float64(window)
 	switch {
-	case ratio >= 0.97:
-		return st.StatusDanger.Render(text + " full: /new")
-	case ratio >= contextWarn:
-		return st.StatusWarn.Render(fmt.Sprintf("%s %.0f%%", text, 100*ratio))
+	case float64(used) >= 0.97*float64(window):
+		return st.StatusDanger.Render(text + " full")
+	case compactsAt > 0 && used >= compactsAt:
+		return st.StatusWarn.Render(fmt.Sprintf("%s %.0f%% · compacts next", text, 100*float64(used)/float64(window)))
 	}
 	return st.StatusItem.Render(text)
 }

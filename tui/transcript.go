@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -33,8 +35,11 @@ type entry struct {
 	// note is shown under a reply that ended early.
 	note string
 	live bool // the reply being generated
-	md   mdStream
-	out  string // the rendering, valid unless stale
+	// viewMark marks the line under the messages the model no longer
+	// sees (transcript.markView).
+	viewMark bool
+	md       mdStream
+	out      string // the rendering, valid unless stale
 	// stale marks out as out of date.
 	stale bool
 }
@@ -119,8 +124,9 @@ func (t *transcript) add(kind entryKind, text string) {
 	t.refresh()
 }
 
-// reset shows a conversation's messages (after /new or /load).
-func (t *transcript) reset(msgs []chat.Message) {
+// reset shows a conversation's messages (after /new or /load), marking
+// where the model's view starts when outOfView of them left it.
+func (t *transcript) reset(msgs []chat.Message, outOfView int) {
 	t.entries = nil
 	for _, m := range msgs {
 		kind := entryUser
@@ -132,8 +138,34 @@ func (t *transcript) reset(msgs []chat.Message) {
 		}
 		t.entries = append(t.entries, &entry{kind: kind, text: m.Content, stale: true})
 	}
-	t.refresh()
+	t.markView(msgs, outOfView)
 	t.vp.GotoBottom()
+}
+
+// markView draws a line under the messages the model no longer sees (the
+// oldest outOfView of msgs after the system prompt), in place of the line
+// drawn before; none when the model sees them all.
+func (t *transcript) markView(msgs []chat.Message, outOfView int) {
+	t.entries = slices.DeleteFunc(t.entries, func(e *entry) bool { return e.viewMark })
+	if outOfView > 0 {
+		first := outOfView // the index of the first message in view
+		if len(msgs) > 0 && msgs[0].Role == "system" {
+			first++
+		}
+		at, n := len(t.entries), 0
+		for i, e := range t.entries {
+			if e.kind == entryUser || e.kind == entryAssistant || e.kind == entrySystem {
+				if n == first {
+					at = i
+					break
+				}
+				n++
+			}
+		}
+		text := fmt.Sprintf("▲ the model no longer sees the %s above (the transcript and the session keep them)", plural(outOfView, "message"))
+		t.entries = slices.Insert(t.entries, at, &entry{kind: entryInfo, text: text, viewMark: true, stale: true})
+	}
+	t.refresh()
 }
 
 // setSystem shows the system prompt ("" hides it) as the first entry.

@@ -22,7 +22,7 @@ func (p *chatPage) View() string {
 
 // statusInfo gathers what the status bar shows.
 func (p *chatPage) statusInfo() statusInfo {
-	in := statusInfo{model: p.model.Name, backend: p.model.Backend.Name(), used: p.used, window: p.conv.Window(), unreadLogs: p.logs.Unread()}
+	in := statusInfo{model: p.model.Name, backend: p.model.Backend.Name(), used: p.used, window: p.conv.Window(), compactsAt: p.conv.CompactsAt(), unreadLogs: p.logs.Unread()}
 	if mod, arg := p.host.Current(); mod != nil {
 		in.controller, in.arg = mod.Name, arg
 	}

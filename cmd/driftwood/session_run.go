@@ -60,6 +60,9 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 		return werr
 	})
 	fmt.Fprintln(out)
+	if comp := reply.Compaction; comp != nil {
+		fmt.Fprintf(errOut, "note: to make room, the oldest %d messages left the model's view (%d → %d tokens); the session keeps them\n", comp.Messages, comp.Before, comp.After)
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

@@ -112,6 +112,32 @@ func TestRunSessionTooLong(t *testing.T) {
 	}
 }
 
+// TestRunSessionPastTheWindow: twelve turns of about sixty tokens on the
+// 512-token model all succeed; the oldest turns leave the model's view,
+// the session says so and keeps every message.
+func TestRunSessionPastTheWindow(t *testing.T) {
+	dir, model := t.TempDir(), golden.ModelDir("tiny-f32")
+	notes := 0
+	for i := range 12 {
+		_, errOut, code := runCLI(t, "run", "--model", model, "--session", "s", "--sessions-dir", dir, "--context", "512",
+			"--prompt", fmt.Sprintf("Turn %d: one more thing about rivers?", i), "--max-tokens", "24", "--temp", "0")
+		if code != 0 {
+			t.Fatalf("turn %d: exit %d, %s", i, code, errOut)
+		}
+		if strings.Contains(errOut, "left the model's view") {
+			notes++
+		}
+	}
+	snap, err := sessions.Store{Dir: dir}.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if len(snap.Meta.Messages) != 24 || snap.Meta.OutOfView == 0 || notes == 0 {
+		t.Errorf("%d messages, %d out of view, %d notes", len(snap.Meta.Messages), snap.Meta.OutOfView, notes)
+	}
+}
+
 // TestSessionKeepsAnUnavailableController: a session whose controller was
 // loaded by path keeps it, and its key-value store, while the file is
 // gone, and resumes both from the path once it is back; each process

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,6 +167,46 @@ func TestKVExportImport(t *testing.T) {
 	f.b.Forward(restored, []int32{next}, b)
 	if d := maxDiff(a, b); d != 0 {
 		t.Errorf("continuing from an imported cache differs by %g", d)
+	}
+}
+
+// TestShiftKVFirstLayer: the first layer's keys and values depend only on
+// each token and its position, so after a context shift they must be
+// those of a fresh prefill of the kept tokens (deeper layers saw the
+// dropped ones, and differ).
+func TestShiftKVFirstLayer(t *testing.T) {
+	f := load(t, "tiny-hd32-f32", Options{})
+	vocab := f.m.Config.VocabSize
+	ids := f.g.Prompt.IDs
+	const start, drop = 3, 5
+	full, fresh := f.cache(t), f.cache(t)
+	if err := f.b.Forward(full, ids, make([]float32, vocab)); err != nil {
+		t.Fatal(err)
+	}
+	kept := append(slices.Clone(ids[:start]), ids[start+drop:]...)
+	if err := f.b.Forward(fresh, kept, make([]float32, vocab)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := full.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = f.m.Config.ShiftKV(s, start, drop, len(ids)-start-drop); err != nil {
+		t.Fatal(err)
+	}
+	if err := full.Import(s); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := full.Export()
+	want, _ := fresh.Export()
+	for i, pair := range [][2][]byte{{got.K[0], want.K[0]}, {got.V[0], want.V[0]}} {
+		a, b := asF32(pair[0]), asF32(pair[1])
+		if d := maxDiff(a, b); len(a) != len(b) || d > 1e-5 {
+			t.Errorf("layer 0 %s after the shift: %d values, %d fresh, differing by up to %g", [2]string{"keys", "values"}[i], len(a), len(b), d)
+		}
+	}
+	if d := maxDiff(asF32(got.K[1]), asF32(want.K[1])); d == 0 {
+		t.Error("layer 1's keys equal a fresh prefill's, as if the dropped tokens were never seen: the test proves nothing")
 	}
 }
 
