@@ -23,6 +23,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 	"github.com/driftwoodlabs/driftwood/hub"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // Options says how to open a model.
@@ -185,12 +186,15 @@ type ChatOptions struct {
 	System string
 	// Controller, when not nil, sees every step of every reply.
 	Controller conversation.Controller
+	// Prefixes, when not nil, is the prefix cache the first reply starts
+	// from (conversation.Options.Prefixes).
+	Prefixes *sessions.Prefixes
 }
 
 // Chat starts an empty conversation on the model.
 func (l *Loaded) Chat(opt ChatOptions) (*conversation.Conversation, error) {
 	rt := conversation.Runtime{Label: l.Describe(), Weights: l.Weights, Tok: l.Tok, Template: l.Template, Backend: l.Backend, Generator: l.Generator}
-	conv, err := conversation.New(rt, conversation.Options{Window: l.Window(opt.Context), Sampler: opt.Sampler, MaxTokens: opt.MaxTokens, Controller: opt.Controller})
+	conv, err := conversation.New(rt, conversation.Options{Window: l.Window(opt.Context), Sampler: opt.Sampler, MaxTokens: opt.MaxTokens, Controller: opt.Controller, Prefixes: opt.Prefixes})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 	"github.com/driftwoodlabs/driftwood/internal/xdg"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // DefaultModel is the model offered on first run: Llama 3.2 1B Instruct in
@@ -49,6 +50,10 @@ type Config struct {
 	// NoHistory stops the chat from saving what you type (the input
 	// history in $XDG_STATE_HOME/driftwood/history).
 	NoHistory bool `toml:"no_history"`
+	// NoPrefixCache stops new chats from keeping and reusing the KV
+	// state of their system prompt and template headers (in
+	// $XDG_CACHE_HOME/driftwood/prefixes).
+	NoPrefixCache bool `toml:"no_prefix_cache"`
 	// Sampling holds the sampler's defaults.
 	Sampling engine.SamplerConfig `toml:"sampling"`
 }
@@ -56,6 +61,15 @@ type Config struct {
 // Default is the configuration used when there is no file.
 func Default() Config {
 	return Config{Backend: backends.Auto, Context: 8192, MaxTokens: 0, Sampling: engine.DefaultSamplerConfig()}
+}
+
+// Prefixes is the prefix cache new chats use: the default one, or nil
+// when the configuration turns it off.
+func (c Config) Prefixes() *sessions.Prefixes {
+	if c.NoPrefixCache {
+		return nil
+	}
+	return sessions.DefaultPrefixes()
 }
 
 // Path is the configuration file's location:

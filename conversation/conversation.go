@@ -41,6 +41,10 @@ type Options struct {
 	MaxTokens int
 	// Controller, when not nil, sees every step of every reply.
 	Controller Controller
+	// Prefixes, when not nil, is the prefix cache: a new conversation's
+	// first reply starts from its cached system prompt and headers, and
+	// keeps them there when they were not.
+	Prefixes *sessions.Prefixes
 }
 
 // Controller is what a conversation needs of its controllers
@@ -95,6 +99,11 @@ type Reply struct {
 	// Compaction, when not nil, says which turns left the model's view
 	// to make room for this one.
 	Compaction *Compaction
+	// Prefix is how many prompt positions came from the prefix cache;
+	// PrefixErr says why an entry could not be used or kept (the reply
+	// is unaffected).
+	Prefix    int
+	PrefixErr error
 }
 
 // New starts an empty conversation.
@@ -269,6 +278,14 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	if comp != nil {
 		comp.Shifted = c.realign(ids)
 	}
+	var prefix []int32
+	restored := 0
+	var prefixErr error
+	if c.opt.Prefixes != nil && c.seq.Cache.Len() == 0 {
+		if prefix, prefixErr = c.rt.Template.SharedPrefix(c.rt.Tok, msgs[:systemLen(msgs)], c.renderOptions()); prefixErr == nil {
+			restored, prefixErr = c.opt.Prefixes.Restore(c.seq, c.rt.Weights, c.rt.Tok.Fingerprint(), prefix, ids)
+		}
+	}
 	// Reuse the cache for the longest common prefix; at least the last
 	// prompt token is run again to get fresh logits.
 	p := min(commonPrefix(ids, c.seq.Tokens), len(ids)-1)
@@ -300,5 +317,10 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	replies := c.replies()
 	c.seeds = append(c.seeds[:min(replies, len(c.seeds))], st.Seed)
 	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
-	return Reply{Text: text, Stats: st, Compaction: comp}, err
+	if prefix != nil && restored == 0 {
+		if err := c.opt.Prefixes.Keep(c.seq, c.rt.Weights, c.rt.Tok.Fingerprint(), prefix); prefixErr == nil {
+			prefixErr = err
+		}
+	}
+	return Reply{Text: text, Stats: st, Compaction: comp, Prefix: restored, PrefixErr: prefixErr}, err
 }

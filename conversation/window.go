@@ -81,8 +81,14 @@ func inView(msgs []chat.Message, dropped int) []chat.Message {
 
 // encode renders and tokenises what the model sees of msgs.
 func (c *Conversation) encode(msgs []chat.Message, dropped int, prompt bool) ([]int32, error) {
-	return c.rt.Template.Encode(c.rt.Tok, inView(msgs, dropped), chat.Options{AddGenerationPrompt: prompt, Now: c.created})
+	opt := c.renderOptions()
+	opt.AddGenerationPrompt = prompt
+	return c.rt.Template.Encode(c.rt.Tok, inView(msgs, dropped), opt)
 }
+
+// renderOptions are the chat template's inputs besides the messages and
+// the generation prompt.
+func (c *Conversation) renderOptions() chat.Options { return chat.Options{Now: c.created} }
 
 // fit drops the oldest whole turns of msgs in view (a user message and
 // what follows it up to the next one) until the rendering is at most

@@ -76,3 +76,22 @@ func f32s(b []byte) []float32 {
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
+
+// Head is a copy of s's first n positions (n ≤ s.Len), such as a
+// conversation's shared start for a prefix cache.
+func (s *KVState) Head(n int) *KVState {
+	out := &KVState{Len: n, KVHeads: s.KVHeads, HeadDim: s.HeadDim, DType: s.DType,
+		K: make([][]byte, len(s.K)), V: make([][]byte, len(s.V))}
+	row := s.HeadDim * s.DType.Size()
+	head := func(src []byte) []byte {
+		dst := make([]byte, 0, s.KVHeads*n*row)
+		for h := 0; h < s.KVHeads; h++ {
+			dst = append(dst, src[h*s.Len*row:(h*s.Len+n)*row]...)
+		}
+		return dst
+	}
+	for l := range s.K {
+		out.K[l], out.V[l] = head(s.K[l]), head(s.V[l])
+	}
+	return out
+}

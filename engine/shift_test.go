@@ -95,3 +95,12 @@ func TestShiftKVErrors(t *testing.T) {
 		t.Error("F16 state: no error")
 	}
 }
+
+func TestKVStateHead(t *testing.T) {
+	s := &KVState{Len: 3, KVHeads: 2, HeadDim: 1, DType: safetensors.F16,
+		K: [][]byte{{1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}}, V: [][]byte{{7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12}}}
+	h := s.Head(2)
+	if h.Len != 2 || string(h.K[0]) != string([]byte{1, 1, 2, 2, 4, 4, 5, 5}) || string(h.V[0]) != string([]byte{7, 7, 8, 8, 10, 10, 11, 11}) {
+		t.Errorf("Head(2) = %+v", h)
+	}
+}

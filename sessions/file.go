@@ -25,13 +25,19 @@ func Save(path string, meta Meta, kv *engine.KVState) error {
 // save is Save with the file's writer wrapped (tests simulate a full
 // disk).
 func save(path string, meta Meta, kv *engine.KVState, wrap func(io.Writer) io.Writer) error {
+	// Only the holder of the session's Claim saves, so any temporary file
+	// of this path is a dead process's.
+	atomicfile.RemoveStale(path)
+	return write(path, meta, kv, wrap)
+}
+
+// write writes the snapshot file atomically, leaving other temporary
+// files of path alone.
+func write(path string, meta Meta, kv *engine.KVState, wrap func(io.Writer) io.Writer) error {
 	ts, md, err := encodeMeta(meta, kv)
 	if err != nil {
 		return fmt.Errorf("session %s: %w", path, err)
 	}
-	// Only the holder of the session's Claim saves, so any temporary file
-	// of this path is a dead process's.
-	atomicfile.RemoveStale(path)
 	err = atomicfile.WriteMode(path, 0o600, func(w io.Writer) error {
 		if wrap != nil {
 			w = wrap(w)

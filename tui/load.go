@@ -82,7 +82,7 @@ func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Op
 		return modelLoadedMsg{err: err}
 	}
 	c := opt.Config
-	conv, err := mod.Chat(chatopen.ChatOptions{Context: c.Context, Sampler: c.Sampling, MaxTokens: c.MaxTokens, System: c.System, Controller: host.Host})
+	conv, err := mod.Chat(chatopen.ChatOptions{Context: c.Context, Sampler: c.Sampling, MaxTokens: c.MaxTokens, System: c.System, Controller: host.Host, Prefixes: opt.Prefixes})
 	if err == nil && ctx.Err() != nil {
 		conv.Close()
 		err = ctx.Err() // the program quit meanwhile

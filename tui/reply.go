@@ -167,6 +167,9 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 	if msg.reply.Compaction != nil {
 		p.compacted(*msg.reply.Compaction)
 	}
+	if err := msg.reply.PrefixErr; err != nil {
+		p.logs.add(logLine{source: "driftwood", text: err.Error()})
+	}
 	st := msg.reply.Stats
 	p.stats = &st
 	note := ""

@@ -57,6 +57,8 @@ type Options struct {
 	// NoHistory keeps none.
 	HistoryFile string
 	NoHistory   bool
+	// Prefixes is the prefix cache new chats start from (nil: none).
+	Prefixes *sessions.Prefixes
 	// Hub resolves repo ids and lists the cached models; nil means
 	// hub.OptionsFromEnv().
 	Hub *hub.Options

@@ -37,6 +37,8 @@ type benchResult struct {
 	ControllerPerTokenMillis float64 `json:"controller_per_token_ms,omitempty"`
 	// Restore is filled by --restore-tokens instead of the speeds.
 	Restore []restoreResult `json:"restore,omitempty"`
+	// TTFT is filled by --ttft instead of the speeds.
+	TTFT *ttftResult `json:"ttft,omitempty"`
 }
 
 func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
@@ -48,11 +50,24 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	var cf controllerFlags
 	cf.register(g.fs)
 	restoreN := g.fs.String("restore-tokens", "", "instead: compare restoring a session of these many tokens (comma-separated) with re-processing them")
+	ttft := g.fs.String("ttft", "", "instead: time to first token of a new chat with this message, from opening the model, without and with the prefix cache")
 	if err := g.parse(args); err != nil {
 		return err
 	}
 	if *promptN < 1 || *genN < 1 || *runs < 1 {
 		return fmt.Errorf("--prompt-tokens, --gen-tokens and --runs must be at least 1")
+	}
+	if *ttft != "" {
+		r, err := benchTTFT(ctx, g, *ttft, *runs, errOut)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(out).Encode(benchResult{Model: g.model, Threads: g.threads, Runs: *runs, TTFT: &r})
+		}
+		_, err = fmt.Fprintf(out, "%s: time to first token of a new chat (%q, %d prompt tokens), median of %d\nwithout the prefix cache  %.3f s\nfrom the prefix cache     %.3f s  (%d tokens restored)\n",
+			g.model, r.Prompt, r.PromptTokens, r.Runs, r.ColdSeconds, r.WarmSeconds, r.PrefixTokens)
+		return err
 	}
 	l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))
 	if err != nil {

@@ -84,6 +84,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		ControllerDirs: []string{*controllersDir},
 		CompileCache:   controllers.DefaultCacheDir(),
 		NoHistory:      *noHistory || cfg.NoHistory,
+		Prefixes:       cfg.Prefixes(),
 		// The status bar names the backend; a fallback note must not
 		// draw over the screen.
 		NewBackend: selectBackend(*backend, cfg.Threads, *mlxLib, io.Discard),

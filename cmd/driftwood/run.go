@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/config"
@@ -203,8 +204,18 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	p := newPrinter(l, out, *asJSON)
 	seq := &engine.Sequence{Cache: cache}
-	st, err := gen.Generate(ctx, seq, ids, p.event)
+	prefixes := g.cfg.Prefixes()
+	var keep []int32
+	if *useChat && *promptIDs == "" && prefixes != nil {
+		keep = fromPrefix(l, prefixes, seq, *system, ids, errOut)
+	}
+	st, err := gen.Generate(ctx, seq, ids[len(seq.Tokens):], p.event)
 	p.flush()
+	if keep != nil {
+		if err := prefixes.Keep(seq, l.Weights, l.Tok.Fingerprint(), keep); err != nil {
+			fmt.Fprintf(errOut, "note: %v\n", err)
+		}
+	}
 	if errors.Is(err, context.Canceled) {
 		err = nil // Ctrl-C stops the reply; what was produced stays printed
 	}
@@ -239,12 +250,41 @@ func promptTokens(l *chatopen.Loaded, text, idList string, useChat bool, system 
 	if l.Template == nil {
 		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.Weights.Dir)
 	}
-	var msgs []chat.Message
-	if system != "" {
-		msgs = append(msgs, chat.Message{Role: "system", Content: system})
+	msgs := append(systemMessage(system), chat.Message{Role: "user", Content: text})
+	return l.Template.Encode(l.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: runStart})
+}
+
+// runStart is the time a run's chat template prints, the same for the
+// prompt and its shared prefix.
+var runStart = time.Now()
+
+// systemMessage is the system prompt as the start of a conversation
+// (none for "").
+func systemMessage(system string) []chat.Message {
+	if system == "" {
+		return nil
 	}
-	msgs = append(msgs, chat.Message{Role: "user", Content: text})
-	return l.Template.Encode(l.Tok, msgs, chat.Options{AddGenerationPrompt: true})
+	return []chat.Message{{Role: "system", Content: system}}
+}
+
+// fromPrefix starts seq, empty, from the prefix cache when the chat
+// prompt ids begin with a cached system prompt and template headers. It
+// returns the shared prefix to keep after the reply when it was not
+// cached (nil: nothing to keep), and says on errOut why an entry could
+// not be used.
+func fromPrefix(l *chatopen.Loaded, prefixes *sessions.Prefixes, seq *engine.Sequence, system string, ids []int32, errOut io.Writer) []int32 {
+	prefix, err := l.Template.SharedPrefix(l.Tok, systemMessage(system), chat.Options{Now: runStart})
+	if err != nil {
+		return nil
+	}
+	n, err := prefixes.Restore(seq, l.Weights, l.Tok.Fingerprint(), prefix, ids)
+	if err != nil {
+		fmt.Fprintf(errOut, "note: %v\n", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	return prefix
 }
 
 func parseIDs(list string, vocab int) ([]int32, error) {

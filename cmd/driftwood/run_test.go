@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -242,5 +243,41 @@ func TestRunFreshSeed(t *testing.T) {
 	again, seed := run("--seed", fmt.Sprint(seedA))
 	if seed != seedA || !slices.Equal(again, a) {
 		t.Errorf("--seed %d: seed %d, reply %v; the first run's %v", seedA, seed, again, a)
+	}
+}
+
+// TestRunChatPrefixCache: a second `run --chat` with the same system
+// prompt starts from the cached system prompt and headers (fewer prompt
+// tokens processed) and prints the same greedy reply; the config key
+// turns the cache off.
+func TestRunChatPrefixCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	model := golden.ModelDir("tiny-f32")
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		out, errOut, code := runCLI(t, append([]string{"run", "--model", model, "--chat", "--system", "Be brief.", "--prompt", "Name a river.", "--max-tokens", "8", "--temp", "0", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var st struct {
+			Stats struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"stats"`
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &st); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(lines[:len(lines)-1], "\n"), st.Stats.PromptTokens
+	}
+	cold, coldN := run()
+	warm, warmN := run()
+	if warm != cold || warmN >= coldN || coldN-warmN < 8 {
+		t.Errorf("warm: %d prompt tokens, cold: %d; the same reply: %v", warmN, coldN, warm == cold)
+	}
+	off := filepath.Join(t.TempDir(), "off.toml")
+	os.WriteFile(off, []byte("no_prefix_cache = true\n"), 0o644)
+	if reply, n := run("--config", off); n != coldN || reply != cold {
+		t.Errorf("with no_prefix_cache: %d prompt tokens, want %d", n, coldN)
 	}
 }

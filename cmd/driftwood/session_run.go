@@ -34,7 +34,7 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 	if r.cs != nil {
 		ctl = r.cs.Host
 	}
-	conv, err := r.l.Chat(chatopen.ChatOptions{Context: r.g.context, Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: ctl})
+	conv, err := r.l.Chat(chatopen.ChatOptions{Context: r.g.context, Sampler: r.g.sampling, MaxTokens: r.g.maxTokens, Controller: ctl, Prefixes: r.g.cfg.Prefixes()})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -137,4 +138,28 @@ func (t *Template) Encode(tok *tokenizer.Tokenizer, msgs []Message, opt Options)
 		return nil, err
 	}
 	return EncodeParts(tok, parts)
+}
+
+// SharedPrefix is the token ids that every conversation starting with
+// head (a system message, or nothing) and then a user message begins
+// with: the rendering up to where the user's text goes, found as the
+// common start of two renderings whose user texts differ. A prefix cache
+// keys the KV state of these tokens, which every new chat with the same
+// system prompt (and the same day, for templates that print the date)
+// shares.
+func (t *Template) SharedPrefix(tok *tokenizer.Tokenizer, head []Message, opt Options) ([]int32, error) {
+	opt.AddGenerationPrompt = true
+	a, err := t.Encode(tok, append(slices.Clip(head), Message{Role: "user", Content: "a"}), opt)
+	if err != nil {
+		return nil, err
+	}
+	b, err := t.Encode(tok, append(slices.Clip(head), Message{Role: "user", Content: "b"}), opt)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return a[:n], nil
 }
