@@ -90,6 +90,9 @@ type Update struct {
 	Delta string
 	// Text is the whole reply so far.
 	Text string
+	// Wanted is the text of the model's top token when the controller
+	// overrode it (Event.Overrode).
+	Wanted string
 }
 
 // Reply is a finished reply.
@@ -309,6 +312,9 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 			reply = append(reply, e.Token)
 			u.Delta = stream.Add(e.Token)
 			text += u.Delta
+		}
+		if e.Overrode {
+			u.Wanted = c.rt.Tok.Decode([]int32{e.Wanted})
 		}
 		u.Text = text
 		return emit(u)

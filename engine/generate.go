@@ -81,6 +81,21 @@ type Event struct {
 	// Candidates is how many tokens the hook allowed at the step that
 	// sampled Token (0: unrestricted).
 	Candidates int
+	// Overrode says the hook kept the model from its top token (the
+	// largest logit) at this step, by forcing Token or by a restriction
+	// that left the top token out; Wanted is that token.
+	Overrode bool
+	Wanted   int32
+}
+
+// permits says whether the directive's restriction lets token t be
+// sampled.
+func (d *Directive) permits(t int32) bool {
+	if d.Allowed != nil {
+		return slices.Contains(d.Allowed, t)
+	}
+	w := int(t) / 32
+	return w < len(d.Mask) && d.Mask[w]>>(t%32)&1 == 1
 }
 
 // StopReason says why a reply ended.
@@ -111,6 +126,9 @@ type Stats struct {
 	// Seed is the sampler's seed (Sampler.Seed): with the same settings
 	// and prompt, giving it as the seed reproduces the reply.
 	Seed uint64
+	// Overrides counts the tokens the hook chose over the model's top
+	// token (Event.Overrode), taken-back ones included.
+	Overrides int
 }
 
 // PromptRate is prefill speed in tokens per second.
@@ -275,9 +293,17 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 			}
 		}
 		force := d.Force[:min(len(d.Force), max(0, limit-st.GenTokens))]
-		for _, tok := range force {
+		for i, tok := range force {
 			st.GenTokens++
-			if err := emit(Event{Token: tok, Forced: true}); err != nil {
+			ev := Event{Token: tok, Forced: true}
+			if i == 0 && back == 0 {
+				// The logits are this position's: what the model wanted.
+				if top := Argmax(g.logits); top >= 0 && top != tok {
+					ev.Overrode, ev.Wanted = true, top
+					st.Overrides++
+				}
+			}
+			if err := emit(ev); err != nil {
 				return finish("", err)
 			}
 		}
@@ -306,6 +332,10 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 				return finish("", err)
 			}
 		}
+		top := int32(-1)
+		if d.Allowed != nil || d.Mask != nil {
+			top = Argmax(g.logits) // before the sampler penalises in place
+		}
 		var tok int32
 		switch {
 		case d.Allowed != nil:
@@ -322,7 +352,12 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 			return finish(StopEOS, nil)
 		}
 		st.GenTokens++
-		if err := emit(Event{Token: tok, Candidates: d.Candidates}); err != nil {
+		ev := Event{Token: tok, Candidates: d.Candidates}
+		if top >= 0 && top != tok && !d.permits(top) {
+			ev.Overrode, ev.Wanted = true, top
+			st.Overrides++
+		}
+		if err := emit(ev); err != nil {
 			return finish("", err)
 		}
 		if st.GenTokens >= limit {

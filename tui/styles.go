@@ -22,11 +22,13 @@ type Styles struct {
 	// ReplyNote is the line under a reply that ended early.
 	ReplyNote lipgloss.Style
 
-	// Token view: a token the controller forced, one it restricted, and
-	// the count of tokens it allowed.
+	// Token view: a token the controller forced, one it restricted, the
+	// count of tokens it allowed, and the model's top token where the
+	// controller overrode it.
 	TokenForced lipgloss.Style
 	TokenMasked lipgloss.Style
 	TokenCount  lipgloss.Style
+	TokenWanted lipgloss.Style
 	TokenLegend lipgloss.Style
 
 	Notice      lipgloss.Style
@@ -89,6 +91,7 @@ func DefaultStyles(isDark bool) *Styles {
 	s.TokenForced = lipgloss.NewStyle().Foreground(accent).Underline(true)
 	s.TokenMasked = lipgloss.NewStyle().Foreground(cyan)
 	s.TokenCount = lipgloss.NewStyle().Foreground(dim)
+	s.TokenWanted = lipgloss.NewStyle().Foreground(dim).Strikethrough(true)
 	s.TokenLegend = lipgloss.NewStyle().Foreground(dim)
 
 	s.Notice = lipgloss.NewStyle().Foreground(dim)

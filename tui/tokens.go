@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,10 @@ type tokenMark struct {
 	// allowed is how many tokens the controller allowed at the step that
 	// sampled this one (0: it did not restrict the step).
 	allowed int
+	// overrode says the controller kept the model from its top token,
+	// whose text is wanted.
+	overrode bool
+	wanted   string
 }
 
 // markTokens applies one update to the marks of a reply: a backtrack
@@ -25,7 +30,7 @@ func markTokens(marks []tokenMark, u conversation.Update) []tokenMark {
 		marks = marks[:max(len(marks)-b, 0)]
 	}
 	if u.Event.Token >= 0 {
-		marks = append(marks, tokenMark{text: u.Delta, forced: u.Event.Forced, allowed: u.Event.Candidates})
+		marks = append(marks, tokenMark{text: u.Delta, forced: u.Event.Forced, allowed: u.Event.Candidates, overrode: u.Event.Overrode, wanted: u.Wanted})
 	}
 	return marks
 }
@@ -54,15 +59,34 @@ func renderTokens(st *Styles, marks []tokenMark, width int) string {
 		if !t.forced && t.allowed > 0 {
 			b.WriteString(st.TokenCount.Render(superscript(t.allowed)))
 		}
+		if t.overrode {
+			b.WriteString(st.TokenWanted.Render("⟨" + strings.ReplaceAll(sanitize(t.wanted), "\n", "⏎") + "⟩"))
+		}
 	}
 	return lipgloss.Wrap(b.String(), width, "")
+}
+
+// overrides says how many of a reply's tokens the controller chose over
+// the model's top token ("" when none).
+func overrides(marks []tokenMark) string {
+	n := 0
+	for _, t := range marks {
+		if t.overrode {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the controller overrode %d of %s (ctrl+t shows what the model wanted)", n, plural(len(marks), "token"))
 }
 
 // tokenLegend explains the token view.
 func tokenLegend(st *Styles) string {
 	return st.TokenLegend.Render("token view: ") + st.TokenForced.Render("forced") +
 		st.TokenLegend.Render(" · ") + st.TokenMasked.Render("restricted") + st.TokenCount.Render("ⁿ") +
-		st.TokenLegend.Render(" (n tokens allowed) · plain: free choice")
+		st.TokenLegend.Render(" (n tokens allowed) · ") + st.TokenWanted.Render("⟨wanted⟩") +
+		st.TokenLegend.Render(": the model's top token, overridden · plain: free choice")
 }
 
 // superscript writes n in superscript digits.

@@ -28,3 +28,28 @@ func TestTokenMarks(t *testing.T) {
 		t.Errorf("token view %q, want %q", got, want)
 	}
 }
+
+// TestOverrides: where the controller overrode the model, the token view
+// shows the model's top token after the one it got, and the reply counts
+// the overrides; a taken-back override no longer counts.
+func TestOverrides(t *testing.T) {
+	var marks []tokenMark
+	for _, u := range []conversation.Update{
+		{Event: engine.Event{Token: 1, Candidates: 2, Overrode: true, Wanted: 9}, Delta: "{", Wanted: "Sure"},
+		{Event: engine.Event{Token: 2, Candidates: 5}, Delta: `"a"`},
+		{Event: engine.Event{Token: 3, Forced: true, Overrode: true, Wanted: 8}, Delta: ":", Wanted: "\n"},
+		{Event: engine.Event{Token: 4, Candidates: 3, Overrode: true, Wanted: 7}, Delta: " x", Wanted: " y"},
+		{Event: engine.Event{Token: -1, Backtrack: 1}},
+	} {
+		marks = markTokens(marks, u)
+	}
+	if got, want := ansi.Strip(renderTokens(DefaultStyles(true), marks, 80)), `{²⟨Sure⟩"a"⁵:⟨⏎⟩`; got != want {
+		t.Errorf("token view %q, want %q", got, want)
+	}
+	if got, want := overrides(marks), "the controller overrode 2 of 3 tokens (ctrl+t shows what the model wanted)"; got != want {
+		t.Errorf("count %q, want %q", got, want)
+	}
+	if got := overrides(marks[1:2]); got != "" {
+		t.Errorf("no override: %q", got)
+	}
+}

@@ -321,6 +321,9 @@ func (t *transcript) render(e *entry) string {
 	if e.note != "" {
 		out += "\n" + st.ReplyNote.Render("  "+e.note)
 	}
+	if o := overrides(e.marks); o != "" && !e.live {
+		out += "\n" + st.ReplyNote.Render("  "+o)
+	}
 	return out
 }
 

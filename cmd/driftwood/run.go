@@ -328,6 +328,8 @@ type tokenLine struct {
 	Text      string `json:"text"`
 	Forced    bool   `json:"forced,omitempty"`
 	Backtrack int    `json:"backtrack,omitempty"`
+	// Wanted is the model's top token where the controller overrode it.
+	Wanted *int32 `json:"wanted,omitempty"`
 }
 
 func (p *printer) event(e engine.Event) error {
@@ -336,7 +338,11 @@ func (p *printer) event(e engine.Event) error {
 		text = p.stream.Add(e.Token)
 	}
 	if p.json != nil {
-		return p.json.Encode(tokenLine{ID: e.Token, Text: text, Forced: e.Forced, Backtrack: e.Backtrack})
+		line := tokenLine{ID: e.Token, Text: text, Forced: e.Forced, Backtrack: e.Backtrack}
+		if e.Overrode {
+			line.Wanted = &e.Wanted
+		}
+		return p.json.Encode(line)
 	}
 	if p.stream == nil {
 		_, err := fmt.Fprintf(p.out, "%d ", e.Token)
@@ -366,6 +372,9 @@ type statsLine struct {
 		Backend      string  `json:"backend"`
 		// Seed is the sampler's seed: --seed with it reproduces the reply.
 		Seed uint64 `json:"seed"`
+		// Overrides counts the tokens the controller chose over the
+		// model's top token.
+		Overrides int `json:"overrides"`
 		// ControllerError is why the requested controller was refused or
 		// switched off during the reply ("NAME: reason"); absent when it
 		// constrained the whole reply.
@@ -381,7 +390,7 @@ func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *chatopen
 		s.Stats.PromptTokens, s.Stats.PromptTPS = st.PromptTokens, st.PromptRate()
 		s.Stats.GenTokens, s.Stats.GenTPS = st.GenTokens, st.GenRate()
 		s.Stats.LoadSeconds, s.Stats.Stop, s.Stats.Backend = l.LoadTime.Seconds(), string(st.Reason), l.Backend.Name()
-		s.Stats.Seed = st.Seed
+		s.Stats.Seed, s.Stats.Overrides = st.Seed, st.Overrides
 		if fail != nil {
 			s.Stats.ControllerError = fail.Controller + ": " + fail.Text
 		}

@@ -122,4 +122,15 @@ func TestRunForcedTokensWithinMaxTokens(t *testing.T) {
 			t.Errorf("token %d: %+v, want forced %d", i, tl, 40+i)
 		}
 	}
+	// The first forced token overrode what the model wanted (its greedy
+	// choice); the rest of the step's forced tokens had no logits of
+	// their own.
+	free, _, _, _ := runJSON(t, "--max-tokens", "1", "--temp", "0")
+	top := free[0].ID
+	if top == 40 {
+		t.Fatal("the model's top token is the forced one: choose another")
+	}
+	if len(tokens) == 3 && (tokens[0].Wanted == nil || *tokens[0].Wanted != top || tokens[1].Wanted != nil || st.Stats.Overrides != 1) {
+		t.Errorf("wanted %v, %v; %d overrides; want %d on the first token only", tokens[0].Wanted, tokens[1].Wanted, st.Stats.Overrides, top)
+	}
 }
