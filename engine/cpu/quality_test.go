@@ -21,10 +21,6 @@ import (
 //
 //	DRIFTWOOD_QUALITY_MODEL=DIR go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
 func BenchmarkInt8Quality(b *testing.B) {
-	dir := os.Getenv("DRIFTWOOD_QUALITY_MODEL")
-	if dir == "" {
-		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder")
-	}
 	sets := int8Sets()
 	if len(sets) == 0 {
 		b.Skip("this CPU runs no int8 kernel set")
@@ -36,33 +32,13 @@ func BenchmarkInt8Quality(b *testing.B) {
 			float = ks // the fastest float set
 		}
 	}
-	textFile := os.Getenv("DRIFTWOOD_QUALITY_TEXT")
-	if textFile == "" {
-		textFile = "../../README.md"
-	}
-	text, err := os.ReadFile(textFile)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	n := 1024
 	if s := os.Getenv("DRIFTWOOD_QUALITY_TOKENS"); s != "" {
 		if _, err := fmt.Sscan(s, &n); err != nil {
 			b.Fatal(err)
 		}
 	}
-	ids := tok.Encode(string(text))
-	if len(ids) < n {
-		b.Fatalf("%s has %d tokens, fewer than %d", textFile, len(ids), n)
-	}
-	ids = ids[:n]
-	m, err := engine.LoadModel(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, ids := qualityText(b, os.Getenv("DRIFTWOOD_QUALITY_TEXT"), n)
 	defer m.Close()
 	open := func() (*Backend, engine.Cache) {
 		be, err := New(m, Options{})
@@ -107,6 +83,36 @@ func BenchmarkInt8Quality(b *testing.B) {
 	b.ReportMetric(kld/float64(positions), "KLD")
 	b.ReportMetric(100*float64(agree)/float64(positions), "top1%")
 	b.ReportMetric(entropy/float64(positions), "entropy-nats")
+}
+
+// qualityText loads the model in $DRIFTWOOD_QUALITY_MODEL (skipping the
+// benchmark without one) and the first n tokens of textFile (default:
+// this repository's README) in its tokenizer.
+func qualityText(b *testing.B, textFile string, n int) (*engine.Model, []int32) {
+	dir := os.Getenv("DRIFTWOOD_QUALITY_MODEL")
+	if dir == "" {
+		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder")
+	}
+	if textFile == "" {
+		textFile = "../../README.md"
+	}
+	text, err := os.ReadFile(textFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := tok.Encode(string(text))
+	if len(ids) < n {
+		b.Fatalf("%s has %d tokens, fewer than %d", textFile, len(ids), n)
+	}
+	m, err := engine.LoadModel(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, ids[:n]
 }
 
 // klDivergence is KL(softmax(p) ‖ softmax(q)) and the entropy of

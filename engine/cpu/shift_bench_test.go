@@ -1,13 +1,10 @@
 package cpu
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
-	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 )
 
 // BenchmarkContextShift weighs the two ways to keep a conversation going
@@ -25,30 +22,11 @@ import (
 //
 //	DRIFTWOOD_QUALITY_MODEL=DIR go test -run '^$' -bench ContextShift -benchtime 3x ./engine/cpu/
 func BenchmarkContextShift(b *testing.B) {
-	dir := os.Getenv("DRIFTWOOD_QUALITY_MODEL")
-	if dir == "" {
-		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder")
-	}
-	text, err := os.ReadFile("../../README.md")
-	if err != nil {
-		b.Fatal(err)
-	}
-	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	const headN, gapN, keptN, probeN = 32, 480, 480, 64
-	ids := tok.Encode(string(text))
-	if len(ids) < headN+gapN+keptN+probeN {
-		b.Fatalf("the README has %d tokens, too few", len(ids))
-	}
-	head, gap := ids[:headN], ids[headN:headN+gapN]
-	kept, probe := ids[headN+gapN:headN+gapN+keptN], ids[headN+gapN+keptN:headN+gapN+keptN+probeN]
-	m, err := engine.LoadModel(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, ids := qualityText(b, "", headN+gapN+keptN+probeN)
 	defer m.Close()
+	head, gap := ids[:headN], ids[headN:headN+gapN]
+	kept, probe := ids[headN+gapN:headN+gapN+keptN], ids[headN+gapN+keptN:]
 	be, err := New(m, Options{})
 	if err != nil {
 		b.Fatal(err)
