@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/conversation"
@@ -56,6 +57,10 @@ type Loaded struct {
 	Backend  engine.Backend
 	// LoadTime is how long Open took (without a download).
 	LoadTime time.Duration
+	// endOfTurn are the chat template's eos_token and the token it ends
+	// an assistant turn with: they differ in a base model that ships a
+	// ChatML template (eos <|endoftext|>, turns ending at <|im_end|>).
+	endOfTurn []int32
 }
 
 // Open loads a model: name is a model folder or a Hugging Face repo id
@@ -115,6 +120,14 @@ func (l *Loaded) loadText(dir string) error {
 	if l.Template, err = chat.Load(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if l.Template != nil {
+		if id, ok := l.Tok.TokenID(l.Template.EOS()); ok {
+			l.endOfTurn = append(l.endOfTurn, id)
+		}
+		if id, ok := l.Template.EndOfTurn(l.Tok); ok {
+			l.endOfTurn = append(l.endOfTurn, id)
+		}
+	}
 	return nil
 }
 
@@ -133,12 +146,12 @@ func (l *Loaded) Describe() string {
 	return name + " (" + l.Weights.Config.Describe() + ")"
 }
 
-// StopTokens are the ids that end a reply: the model's end-of-sequence ids
-// and the chat template's end-of-turn token.
+// StopTokens are the ids that end a reply: the model's end-of-sequence
+// ids and the chat template's ends of turn.
 func (l *Loaded) StopTokens() []int32 {
 	ids := append([]int32(nil), l.Weights.Config.EOSTokenIDs...)
-	if l.Template != nil && l.Tok != nil {
-		if id, ok := l.Tok.TokenID(l.Template.EOS()); ok {
+	for _, id := range l.endOfTurn {
+		if !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/hub"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
@@ -78,5 +79,46 @@ func TestChat(t *testing.T) {
 	gen := l.Generator(engine.DefaultSamplerConfig(), 7)
 	if !ok || gen.MaxTokens != 7 || !slices.Contains(gen.StopTokens, eot) || !slices.Contains(gen.StopTokens, l.Weights.Config.EOSTokenIDs[0]) {
 		t.Errorf("generator: max %d, stops %v; want 7 and the end of turn %d (%v)", gen.MaxTokens, gen.StopTokens, eot, ok)
+	}
+}
+
+// onlyToken is a hook that allows one token at every step.
+type onlyToken int32
+
+func (onlyToken) Begin([]int32) {}
+func (t onlyToken) End([]float32) engine.Directive {
+	return engine.Directive{Allowed: []int32{int32(t)}, Temperature: -1, Candidates: 1}
+}
+
+// TestChatMLBaseModelStopsAtEndOfTurn: a model whose eos (config.json,
+// generation_config.json, the template's eos_token) is <|end_of_text|>
+// but whose ChatML template ends turns with <|im_end|> stops a reply at
+// <|im_end|>, as an instruct model does.
+func TestChatMLBaseModelStopsAtEndOfTurn(t *testing.T) {
+	for _, eos := range []int32{golden.EndOfText, golden.IMEnd} {
+		l, err := Open(context.Background(), golden.ChatMLModel(t, eos), Options{Threads: 1, Hub: &hub.Options{Offline: true, CacheDir: t.TempDir()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Weights.Config.EOSTokenIDs; !slices.Equal(got, engine.TokenIDs{eos}) {
+			t.Fatalf("the fixture's eos ids are %v, want [%d]", got, eos)
+		}
+		cache, err := l.Backend.NewCache(256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := l.Generator(engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}, 8)
+		gen.Hook = onlyToken(golden.IMEnd)
+		seq := &engine.Sequence{Cache: cache}
+		ids, err := l.Template.Encode(l.Tok, []chat.Message{{Role: "user", Content: "Hi"}}, chat.Options{AddGenerationPrompt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := gen.Generate(context.Background(), seq, ids, func(engine.Event) error { return nil })
+		if err != nil || st.Reason != engine.StopEOS || st.GenTokens != 0 {
+			t.Errorf("eos %d: the reply that can only say <|im_end|> ran %d tokens and stopped by %q (%v); want it to end at once", eos, st.GenTokens, st.Reason, err)
+		}
+		cache.Close()
+		l.Close()
 	}
 }

@@ -2,7 +2,8 @@
 // testdata/models (golden.json.gz, computed by an independent float64
 // reference), for the tests of every backend and of the CLI, and holds
 // the conformance check of the engine.Backend contract that every
-// backend's tests call (CheckBackend).
+// backend's tests call (CheckBackend), and makes a ChatML chat model from
+// the test data (ChatMLModel).
 package golden
 
 import (
