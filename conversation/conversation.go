@@ -74,6 +74,7 @@ type Conversation struct {
 	messages []chat.Message
 	seeds    []uint64 // the sampler seed of each assistant message, in order
 	dropped  int      // messages out of the model's view (OutOfView)
+	thinking *bool    // enable_thinking for the template; nil: its default
 	created  time.Time
 	// kept is the restored session's controller while it cannot be
 	// turned on: saved back unchanged, store and all, as long as no other

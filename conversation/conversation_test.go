@@ -19,10 +19,13 @@ import (
 )
 
 // load is what chatopen.Loaded.Chat gives a conversation, assembled here
-// (chatopen imports this package).
+// (chatopen imports this package); name is a test model's, or a folder.
 func load(t *testing.T, name string) Runtime {
 	t.Helper()
-	dir := golden.ModelDir(name)
+	dir := name
+	if !filepath.IsAbs(dir) {
+		dir = golden.ModelDir(name)
+	}
 	m, err := engine.LoadModel(dir)
 	if err != nil {
 		t.Fatal(err)

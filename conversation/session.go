@@ -25,6 +25,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		ReplySeeds:           c.ReplySeeds(),
 		OutOfView:            c.dropped,
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
+		EnableThinking:       c.thinking,
 	}
 	if d := c.opt.Controller; d != nil {
 		if run, ok := d.Running(); ok {
@@ -119,6 +120,7 @@ func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.messages = slices.Clone(meta.Messages)
 	c.seeds = slices.Clone(meta.ReplySeeds)
 	c.dropped = meta.OutOfView
+	c.thinking = meta.EnableThinking
 	c.created = meta.Created
 	if s := meta.Sampler.Config(); s.Validate() == nil {
 		c.opt.Sampler = s

@@ -88,7 +88,9 @@ func (c *Conversation) encode(msgs []chat.Message, dropped int, prompt bool) ([]
 
 // renderOptions are the chat template's inputs besides the messages and
 // the generation prompt.
-func (c *Conversation) renderOptions() chat.Options { return chat.Options{Now: c.created} }
+func (c *Conversation) renderOptions() chat.Options {
+	return chat.Options{Now: c.created, EnableThinking: c.thinking}
+}
 
 // fit drops the oldest whole turns of msgs in view (a user message and
 // what follows it up to the next one) until the rendering is at most

@@ -33,6 +33,8 @@ func TestReadsEveryVersion(t *testing.T) {
 		t.Errorf("sampler %+v, want %+v", m.Sampler.Config(), want)
 	case m.Controller == nil || m.Controller.Name != "regex" || m.Controller.Arg != "a+" || string(m.Controller.KV["k"]) != "v":
 		t.Errorf("controller %+v", m.Controller)
+	case m.EnableThinking != nil:
+		t.Errorf("thinking switch %v in a file that has none", *m.EnableThinking)
 	case snap.KV.Len != 3 || len(snap.KV.K) != 3 || snap.KV.K[0][0] != 5:
 		t.Errorf("KV %d positions, %d layers", snap.KV.Len, len(snap.KV.K))
 	}

@@ -60,6 +60,10 @@ type Meta struct {
 	// means none.
 	OutOfView int      `json:"out_of_view,omitempty"`
 	Sampler   Sampling `json:"sampler"`
+	// EnableThinking is the chat's thinking switch
+	// (chat.Options.EnableThinking); absent, as in files written before
+	// it was kept, the template decides.
+	EnableThinking *bool `json:"enable_thinking,omitempty"`
 	// Controller is the active controller, if any.
 	Controller *Controller `json:"controller,omitempty"`
 	// KV describes the tensors; DataCRC32C checks them.
