@@ -162,6 +162,8 @@ func argNames(store sessions.Store, host *controllerHost) func(argKind) []string
 			return names
 		case argSetting:
 			return settingNames()
+		case argSwitch:
+			return []string{"on", "off"}
 		}
 		return nil
 	}

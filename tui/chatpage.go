@@ -153,6 +153,9 @@ func (p *chatPage) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Tokens):
 		p.transcript.toggleTokens()
 		return nil
+	case key.Matches(k, keys.Thinking):
+		p.transcript.toggleThinking()
+		return nil
 	case key.Matches(k, keys.Logs):
 		return p.logs.Update(k)
 	case key.Matches(k, keys.Editor):

@@ -22,6 +22,7 @@ const (
 	argSession
 	argSetting
 	argText
+	argSwitch // on or off
 )
 
 // commandSpec describes one slash command.
@@ -51,6 +52,7 @@ func commandSpecs() []commandSpec {
 		{name: "sessions", help: "list the saved sessions", whileReplying: true, run: runSessions},
 		{name: "new", help: "start a new conversation (the current one is saved)", run: runNew},
 		{name: "system", usage: "[TEXT | off]", help: "show, set or remove the system prompt", arg: argText, max: -1, run: runSystem},
+		{name: "think", usage: "[on | off]", help: "say or switch whether the model thinks first (Qwen3)", arg: argSwitch, max: 1, run: runThink},
 		{name: "set", usage: "temp|top_p|top_k|min_p|seed|max_tokens VALUE", help: "change a sampling setting", arg: argSetting, min: 2, max: 2, run: runSet},
 		{name: "show", help: "show the model, the settings and the controller", run: runShow},
 		{name: "regen", help: "generate the last reply again", run: runRegen},

@@ -58,6 +58,7 @@ func (p *chatPage) showText() string {
 		"context     " + thousands(p.used) + " of " + thousands(p.conv.Window()) + " tokens",
 		fmt.Sprintf("sampling    temp %g · top_p %g · top_k %d · min_p %g · %s", s.Temperature, s.TopP, s.TopK, s.MinP, seed),
 		"max_tokens  " + maxTokens,
+		"thinking    " + p.thinkingState(),
 		"controller  " + controller,
 		"system      " + system,
 		"session     " + session,
@@ -97,4 +98,20 @@ func sessionsText(store sessions.Store) string {
 		fmt.Fprintf(&b, "\n  %-20s %3d turns %7s tokens  %s  %s", s.Name, s.Turns, thousands(s.Tokens), s.Updated.Local().Format("2006-01-02 15:04"), s.Model)
 	}
 	return b.String()
+}
+
+// thinkingState says whether the model thinks before it answers: the
+// switch, or the template's default.
+func (p *chatPage) thinkingState() string {
+	switch th := p.conv.Thinking(); {
+	case !p.conv.SwitchesThinking():
+		return "not switchable (the chat template has no enable_thinking)"
+	case th != nil && *th:
+		return "on"
+	case th != nil:
+		return "off"
+	case p.model.Template.ThinksByDefault():
+		return "on (the model's default)"
+	}
+	return "off (the model's default)"
 }

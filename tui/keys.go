@@ -15,6 +15,7 @@ type KeyMap struct {
 	ScrollUp    key.Binding
 	ScrollDown  key.Binding
 	Tokens      key.Binding
+	Thinking    key.Binding
 	Logs        key.Binding
 	Help        key.Binding
 
@@ -40,6 +41,7 @@ func DefaultKeyMap() *KeyMap {
 		ScrollUp:    key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
 		ScrollDown:  key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll down")),
 		Tokens:      key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "per-token controller view")),
+		Thinking:    key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "show or fold the thinking")),
 		Logs:        key.NewBinding(key.WithKeys("ctrl+l"), key.WithHelp("ctrl+l", "log pane")),
 		Help:        key.NewBinding(key.WithKeys("?", "f1"), key.WithHelp("?", "help")),
 
@@ -59,6 +61,6 @@ func (k *KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Send, k.Newline, k.Complete, k.Editor, k.HistoryPrev, k.HistoryNext},
 		{k.Stop, k.Interrupt, k.ScrollUp, k.ScrollDown},
-		{k.Tokens, k.Logs, k.Help},
+		{k.Tokens, k.Thinking, k.Logs, k.Help},
 	}
 }

@@ -68,6 +68,29 @@ func runSet(p *chatPage, c command) tea.Cmd {
 	return nil
 }
 
+func runThink(p *chatPage, c command) tea.Cmd {
+	arg := c.arg(0)
+	switch {
+	case arg != "" && arg != "on" && arg != "off":
+		p.notice.fail(errors.New("usage: /think [on | off]"))
+	case !p.conv.SwitchesThinking():
+		text := "the chat template of " + p.model.Name + " has no thinking switch (enable_thinking): /think changes nothing for this model"
+		if arg == "" {
+			p.notice.say(text)
+		} else {
+			p.notice.fail(errors.New(text))
+		}
+	case arg == "":
+		p.notice.say("thinking " + p.thinkingState() + " (/think on|off switches it)")
+	default:
+		on := arg == "on"
+		p.conv.SetThinking(&on)
+		p.held.dirty = true
+		p.notice.say("thinking " + arg + " from the next reply")
+	}
+	return nil
+}
+
 func runShow(p *chatPage, _ command) tea.Cmd {
 	p.transcript.add(entryInfo, p.showText())
 	return nil
@@ -91,6 +114,7 @@ func runCopy(p *chatPage, _ command) tea.Cmd {
 		p.notice.fail(errors.New("there is no reply to copy yet"))
 		return nil
 	}
+	text = answer(text)
 	p.notice.say(fmt.Sprintf("copied the last reply (%s characters) to the clipboard", thousands(len([]rune(text)))))
 	return tea.SetClipboard(text)
 }

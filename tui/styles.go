@@ -21,6 +21,10 @@ type Styles struct {
 	Error          lipgloss.Style
 	// ReplyNote is the line under a reply that ended early.
 	ReplyNote lipgloss.Style
+	// ThinkingLabel heads a reply's think block; ThinkingText is the
+	// thinking, set apart from the answer.
+	ThinkingLabel lipgloss.Style
+	ThinkingText  lipgloss.Style
 
 	// Token view: a token the controller forced, one it restricted, the
 	// count of tokens it allowed, and the model's top token where the
@@ -87,6 +91,9 @@ func DefaultStyles(isDark bool) *Styles {
 	s.Error = lipgloss.NewStyle().Foreground(danger).PaddingLeft(1).
 		Border(lipgloss.NormalBorder(), false, false, false, true).BorderForeground(danger)
 	s.ReplyNote = lipgloss.NewStyle().Foreground(dim).Italic(true)
+	s.ThinkingLabel = lipgloss.NewStyle().Foreground(dim)
+	s.ThinkingText = lipgloss.NewStyle().Foreground(dim).Italic(true).PaddingLeft(1).
+		Border(lipgloss.NormalBorder(), false, false, false, true).BorderForeground(faint)
 
 	s.TokenForced = lipgloss.NewStyle().Foreground(accent).Underline(true)
 	s.TokenMasked = lipgloss.NewStyle().Foreground(cyan)

@@ -52,6 +52,8 @@ type transcript struct {
 	vp        viewport.Model
 	entries   []*entry
 	tokenView bool
+	// showThinking unfolds the think blocks of finished replies.
+	showThinking bool
 	// label names the assistant (the model).
 	label string
 	md    *markdown
@@ -306,13 +308,13 @@ func (t *transcript) render(e *entry) string {
 		return st.Error.Width(w).Render(text)
 	}
 	var body string
-	switch {
-	case e.live && text == "":
-		body = st.ReplyNote.Render("  …")
-	case t.tokenView && len(e.marks) > 0:
+	if t.tokenView && len(e.marks) > 0 {
 		body = indent(renderTokens(st, e.marks, w-2), "  ")
-	default:
-		body = e.md.render(t.md, text)
+	} else {
+		body = t.replyBody(e, text)
+	}
+	if e.live && body == "" {
+		body = st.ReplyNote.Render("  …")
 	}
 	out := st.AssistantLabel.Render(t.label)
 	if body != "" {

@@ -98,3 +98,14 @@ func (t *Template) EndOfTurn(tok *tokenizer.Tokenizer) (id int32, ok bool) {
 	}
 	return 0, false
 }
+
+// ThinksByDefault reports whether the template, with enable_thinking
+// unset, starts a reply as it does with enable_thinking true (Qwen3's
+// does); it says something only for a template that SwitchesThinking.
+func (t *Template) ThinksByDefault() bool {
+	msgs := []Message{{Role: "user", Content: "Hi"}}
+	on := true
+	unset, err1 := t.Render(msgs, Options{AddGenerationPrompt: true})
+	set, err2 := t.Render(msgs, Options{AddGenerationPrompt: true, EnableThinking: &on})
+	return err1 == nil && err2 == nil && unset == set
+}

@@ -108,8 +108,13 @@ func TestSwitchesThinking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !qwen.SwitchesThinking() {
-		t.Error("Qwen3's template: SwitchesThinking false")
+	if !qwen.SwitchesThinking() || !qwen.ThinksByDefault() {
+		t.Errorf("Qwen3's template: SwitchesThinking %v, ThinksByDefault %v; want both", qwen.SwitchesThinking(), qwen.ThinksByDefault())
+	}
+	// A template that thinks only when asked.
+	asked := mustParse(t, "{{ messages[0].content }}{% if enable_thinking is defined and enable_thinking %}<think>{% endif %}")
+	if !asked.SwitchesThinking() || asked.ThinksByDefault() {
+		t.Errorf("a template thinking when asked: SwitchesThinking %v, ThinksByDefault %v; want true, false", asked.SwitchesThinking(), asked.ThinksByDefault())
 	}
 	for name, tpl := range llamaTemplates(t) {
 		if tpl.SwitchesThinking() {

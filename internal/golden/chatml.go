@@ -21,8 +21,8 @@ const (
 	EndOfText int32 = 501
 )
 
-// ChatMLModel writes a chat model in a new temporary folder and returns
-// it: tiny-qwen3-f32's weights with Qwen3's ChatML chat template (the one
+// ChatMLModel writes a chat model in a new temporary folder,
+// tiny-qwen3-chat, and returns it: tiny-qwen3-f32's weights with Qwen3's ChatML chat template (the one
 // that reads enable_thinking, from testdata/qwen3-tokenizer) and the tiny
 // tokenizer, whose reserved special tokens 502 and 503 are renamed
 // <|im_start|> and <|im_end|>. eos is the model's end of sequence
@@ -32,7 +32,10 @@ const (
 // template's end of turn.
 func ChatMLModel(t testing.TB, eos int32) string {
 	t.Helper()
-	src, dir := ModelDir("tiny-qwen3-f32"), t.TempDir()
+	src, dir := ModelDir("tiny-qwen3-f32"), filepath.Join(t.TempDir(), "tiny-qwen3-chat")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	read := func(path string) []byte {
 		t.Helper()
 		data, err := os.ReadFile(path)
