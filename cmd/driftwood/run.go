@@ -138,6 +138,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	session := g.fs.String("session", "", "continue (or start) the named session: restore it, add the prompt, reply, save")
 	cont := g.fs.Bool("continue", false, "continue the most recent session")
 	sessionsDir := g.fs.String("sessions-dir", sessions.DefaultDir(), "sessions folder")
+	thinkFlag := g.fs.Bool("think", false, "with --chat or a session: --think=false asks a model whose template reads enable_thinking (Qwen3) to answer without thinking first; --think asks it to think (default: the session's setting, else the template's)")
 	var cf controllerFlags
 	cf.register(g.fs)
 	if err := g.parse(args); err != nil {
@@ -150,11 +151,21 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if (*prompt == "") == (*promptIDs == "") || (inSession && *prompt == "") {
 		return errors.New("give exactly one of --prompt TEXT and --prompt-ids 1,2,3 (a session needs --prompt)")
 	}
+	var think *bool
+	if g.set["think"] {
+		if !*useChat && !inSession {
+			return errors.New("--think needs --chat or a session: it is the chat template's enable_thinking")
+		}
+		think = thinkFlag
+	}
 	l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	if think != nil && (l.Template == nil || !l.Template.SwitchesThinking()) {
+		return fmt.Errorf("--think: the chat template of %s has no thinking switch (enable_thinking), so the flag would change nothing", g.model)
+	}
 	if *system == "" {
 		*system = g.cfg.System
 	}
@@ -178,7 +189,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 				return err
 			}
 		}
-		if err := runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: name, prompt: *prompt, system: *system}, out, errOut); err != nil {
+		if err := runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: name, prompt: *prompt, system: *system, think: think}, out, errOut); err != nil {
 			return err
 		}
 		if fail := cs.failure(); fail != nil {
@@ -186,7 +197,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		return nil
 	}
-	ids, err := promptTokens(l, *prompt, *promptIDs, *useChat, *system)
+	ids, err := promptTokens(l, *prompt, *promptIDs, *useChat, *system, think)
 	if err != nil {
 		return err
 	}
@@ -232,8 +243,9 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	return nil
 }
 
-// promptTokens turns the prompt flags into token ids.
-func promptTokens(l *chatopen.Loaded, text, idList string, useChat bool, system string) ([]int32, error) {
+// promptTokens turns the prompt flags into token ids; think is the
+// template's enable_thinking (nil: unset).
+func promptTokens(l *chatopen.Loaded, text, idList string, useChat bool, system string, think *bool) ([]int32, error) {
 	if idList != "" {
 		return parseIDs(idList, l.Weights.Config.VocabSize)
 	}
@@ -251,7 +263,7 @@ func promptTokens(l *chatopen.Loaded, text, idList string, useChat bool, system 
 		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.Weights.Dir)
 	}
 	msgs := append(systemMessage(system), chat.Message{Role: "user", Content: text})
-	return l.Template.Encode(l.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: runStart})
+	return l.Template.Encode(l.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: runStart, EnableThinking: think})
 }
 
 // runStart is the time a run's chat template prints, the same for the

@@ -25,6 +25,9 @@ type sessionRun struct {
 	store          sessions.Store
 	name           string
 	prompt, system string
+	// think, when set, is the thinking switch from now on (else the
+	// session's).
+	think *bool
 }
 
 // runSession restores the session (or starts it), replies to the prompt
@@ -54,6 +57,9 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 		}
 	} else if r.system != "" {
 		conv.SetSystem(r.system)
+	}
+	if r.think != nil {
+		conv.SetThinking(r.think)
 	}
 	reply, err := conv.Send(ctx, r.prompt, func(u conversation.Update) error {
 		_, werr := io.WriteString(out, u.Delta)

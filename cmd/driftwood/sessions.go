@@ -77,6 +77,9 @@ func showSession(out io.Writer, store sessions.Store, name string) error {
 	}
 	fmt.Fprintf(out, "session  %s\nmodel    %s\ntokens   %d (%d turns)\ncreated  %s\nupdated  %s\n", name, meta.Model, len(meta.Tokens), meta.Turns(),
 		meta.Created.Local().Format("2006-01-02 15:04"), meta.Updated.Local().Format("2006-01-02 15:04"))
+	if th := meta.EnableThinking; th != nil {
+		fmt.Fprintf(out, "thinking %s\n", map[bool]string{true: "on", false: "off"}[*th])
+	}
 	if c := meta.Controller; c != nil {
 		fmt.Fprintf(out, "controller %s %q\n", c.Name, c.Arg)
 	}
