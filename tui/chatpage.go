@@ -67,13 +67,13 @@ func newChatPage(d chatDeps, msg modelLoadedMsg) (*chatPage, tea.Cmd) {
 	return p, tea.Batch(p.input.Focus(), p.host.waitLog(p.ctx.Done()), p.resume())
 }
 
-// SetSize sizes the components: the input and the log pane take what
-// they need, the transcript the rest.
+// SetSize sizes the components: the input, the notice and the log pane
+// take what they need, the transcript the rest.
 func (p *chatPage) SetSize(w, h int) {
 	p.input.SetSize(w)
 	p.status.SetSize(w)
 	p.logs.SetSize(w)
-	mainH := max(h-p.logs.Height()-p.input.Height()-3, 1)
+	mainH := max(h-p.logs.Height()-p.input.Height()-p.notice.Height()-2, 1)
 	p.transcript.SetSize(w, mainH)
 	if p.picker != nil {
 		p.picker.SetSize(w, mainH)

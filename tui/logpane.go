@@ -5,7 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
+	"charm.land/lipgloss/v2"
 )
 
 const (
@@ -67,7 +67,8 @@ func (p *logPane) Height() int {
 	return logRows + 2
 }
 
-// View draws the pane: the last lines in a box.
+// View draws the pane: the last lines in a box, wrapped (a line longer
+// than the pane shows its end).
 func (p *logPane) View() string {
 	if !p.open {
 		return ""
@@ -76,15 +77,21 @@ func (p *logPane) View() string {
 	inner := max(p.width-4, 10)
 	rows := make([]string, 0, logRows)
 	rows = append(rows, st.LogTitle.Render("log · ctrl+l hides"))
-	start := max(len(p.lines)-(logRows-1), 0)
-	for _, l := range p.lines[start:] {
-		text := ansi.Truncate(sanitize(l.source+": "+strings.ReplaceAll(l.text, "\n", " ⏎ ")), inner, "…")
+	// The last lines, each wrapped whole, as many rows as fit.
+	var body []string
+	for i := len(p.lines) - 1; i >= 0 && len(body) < logRows-1; i-- {
+		l := p.lines[i]
+		style := st.LogLine
 		if l.fault {
-			rows = append(rows, st.LogFault.Render(text))
-		} else {
-			rows = append(rows, st.LogLine.Render(text))
+			style = st.LogFault
 		}
+		wrapped := strings.Split(lipgloss.Wrap(sanitize(l.source+": "+strings.ReplaceAll(l.text, "\n", " ⏎ ")), inner, ""), "\n")
+		for j := range wrapped {
+			wrapped[j] = style.Render(wrapped[j])
+		}
+		body = append(wrapped, body...)
 	}
+	rows = append(rows, body[max(len(body)-(logRows-1), 0):]...)
 	for len(rows) < logRows {
 		rows = append(rows, "")
 	}

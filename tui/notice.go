@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -45,11 +46,29 @@ func (n *noticeLine) clearQuit() {
 	}
 }
 
-// View is the notice line, cut to the window's width.
+// View is the notice, wrapped to the window's width so that a long error
+// reads whole. It takes at most a third of the window's height (and at
+// least two lines); a longer one is cut, pointing to the log pane, which
+// keeps errors too.
 func (n *noticeLine) View() string {
 	st := n.common.Styles.Notice
 	if n.err {
 		st = n.common.Styles.NoticeError
 	}
-	return st.Render(ansi.Truncate(sanitize(strings.ReplaceAll(n.text, "\n", " ")), n.common.Width, "…"))
+	return st.Render(strings.Join(n.lines(), "\n"))
+}
+
+// Height is the lines View takes.
+func (n *noticeLine) Height() int { return len(n.lines()) }
+
+// lines is the notice wrapped to the window and cut to its share of it.
+func (n *noticeLine) lines() []string {
+	w := max(n.common.Width, 1)
+	lines := strings.Split(lipgloss.Wrap(sanitize(strings.ReplaceAll(n.text, "\n", " ")), w, ""), "\n")
+	if most := max(n.common.Height/3, 2); len(lines) > most {
+		const more = "… (ctrl+l: the log)"
+		lines = lines[:most]
+		lines[most-1] = ansi.Truncate(lines[most-1], max(w-ansi.StringWidth(more), 0), "") + more
+	}
+	return lines
 }
