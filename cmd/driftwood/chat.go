@@ -39,7 +39,8 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	cont := fs.Bool("continue", false, "resume the latest session")
 	session := fs.String("session", "", "resume session `NAME`, or start it")
 	configPath := fs.String("config", config.Path(), "configuration file")
-	controllersDir := fs.String("controllers-dir", controllers.DefaultDir(), "controllers folder")
+	controllersDir := folderFlag(fs, "controllers-dir", controllers.DefaultDir(), "controllers folder")
+	sessionsDir := folderFlag(fs, "sessions-dir", sessions.DefaultDir(), "sessions folder")
 	noHistory := fs.Bool("no-history", false, "neither read nor write the input history")
 	backend := fs.String("backend", "", backends.Choices()+" (default: the config's, else auto)")
 	mlxLib := fs.String("mlx-lib", "", "libmlxc path (default: the config's, $DRIFTWOOD_MLXC, the usual places)")
@@ -68,7 +69,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	if err := validBackend(*backend); err != nil {
 		return tui.Options{}, err
 	}
-	store := sessions.Store{Dir: sessions.DefaultDir()}
+	store := sessions.Store{Dir: *sessionsDir}
 	if set["session"] {
 		if _, err := store.Path(*session); err != nil {
 			return tui.Options{}, err

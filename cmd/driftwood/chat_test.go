@@ -47,11 +47,11 @@ func TestChatFlags(t *testing.T) {
 		}
 	}
 
-	opt, err := parseChatFlags([]string{"--config", cfg, "--session", "work", "--no-history", "--controllers-dir", dir}, &bytes.Buffer{})
+	opt, err := parseChatFlags([]string{"--config", cfg, "--session", "work", "--no-history", "--controllers-dir", dir, "--sessions-dir", dir}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opt.Session != "work" || !opt.NoHistory || !slices.Equal(opt.ControllerDirs, []string{dir}) || opt.Config.System != "Be brief." {
+	if opt.Session != "work" || !opt.NoHistory || !slices.Equal(opt.ControllerDirs, []string{dir}) || opt.Sessions.Dir != dir || opt.Config.System != "Be brief." {
 		t.Errorf("options %+v", opt)
 	}
 }

@@ -18,7 +18,7 @@ import (
 func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("driftwood controllers", flag.ContinueOnError)
 	fs.SetOutput(errOut)
-	dir := fs.String("dir", controllers.DefaultDir(), "controllers folder")
+	dir := folderFlag(fs, "controllers-dir", controllers.DefaultDir(), "controllers folder", "dir")
 	src := fs.String("src", filepath.Join("controllers", "examples"), "with build: the source folder, one folder with a main package each (the default is in a clone of the repository)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood controllers [list|build] [flags]")

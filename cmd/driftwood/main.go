@@ -87,7 +87,8 @@ func usage(w io.Writer, cmds map[string]command) {
 }
 
 // parseInterspersed parses fs's flags wherever they stand among args
-// ("sessions show NAME --dir D") and returns the positional arguments.
+// ("sessions show NAME --sessions-dir D") and returns the positional
+// arguments.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
@@ -100,4 +101,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos, args = append(pos, args[0]), args[1:]
 	}
+}
+
+// folderFlag defines a folder flag by the name every sub-command gives
+// it (--sessions-dir, --controllers-dir), and older names as aliases
+// that set the same value.
+func folderFlag(fs *flag.FlagSet, name, value, usage string, aliases ...string) *string {
+	p := fs.String(name, value, usage)
+	for _, a := range aliases {
+		fs.StringVar(p, a, value, "the same as --"+name)
+	}
+	return p
 }

@@ -137,7 +137,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	ignoreEOS := g.fs.Bool("ignore-eos", false, "keep generating past end-of-turn tokens")
 	session := g.fs.String("session", "", "continue (or start) the named session: restore it, add the prompt, reply, save")
 	cont := g.fs.Bool("continue", false, "continue the most recent session")
-	sessionsDir := g.fs.String("sessions-dir", sessions.DefaultDir(), "sessions folder")
+	sessionsDir := folderFlag(g.fs, "sessions-dir", sessions.DefaultDir(), "sessions folder")
 	thinkFlag := g.fs.Bool("think", false, "with --chat or a session: --think=false asks a model whose template reads enable_thinking (Qwen3) to answer without thinking first; --think asks it to think (default: the session's setting, else the template's)")
 	var cf controllerFlags
 	cf.register(g.fs)

@@ -143,18 +143,18 @@ func TestRunSession(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "restored ") || !strings.Contains(errOut, "saved session s1") {
 		t.Fatalf("continue: exit %d, %s", code, errOut)
 	}
-	out, _, code := runCLI(t, "sessions", "--dir", dir)
+	out, _, code := runCLI(t, "sessions", "--sessions-dir", dir)
 	if code != 0 || !strings.Contains(out, "s1") || !strings.Contains(out, "tiny-f32") {
 		t.Errorf("sessions list: %q", out)
 	}
-	out, _, _ = runCLI(t, "sessions", "show", "s1", "--dir", dir)
+	out, _, _ = runCLI(t, "sessions", "show", "s1", "--sessions-dir", dir)
 	if !strings.Contains(out, "[user]\nHello") || !strings.Contains(out, "[user]\nMore") {
 		t.Errorf("sessions show: %q", out)
 	}
 	if _, errOut, code := runCLI(t, "run", "--model", model, "--session", "../x", "--sessions-dir", dir, "--prompt", "x"); code == 0 || !strings.Contains(errOut, "session name") {
 		t.Errorf("a bad session name: exit %d, %s", code, errOut)
 	}
-	if _, _, code := runCLI(t, "sessions", "rm", "s1", "--dir", dir); code != 0 {
+	if _, _, code := runCLI(t, "sessions", "rm", "s1", "--sessions-dir", dir); code != 0 {
 		t.Error("rm failed")
 	}
 }

@@ -15,7 +15,7 @@ import (
 func cmdSessions(ctx context.Context, args []string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("driftwood sessions", flag.ContinueOnError)
 	fs.SetOutput(errOut)
-	dir := fs.String("dir", sessions.DefaultDir(), "sessions folder")
+	dir := folderFlag(fs, "sessions-dir", sessions.DefaultDir(), "sessions folder", "dir")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood sessions [list | show NAME | rm NAME | mv OLD NEW] [flags]")
 		fs.PrintDefaults()

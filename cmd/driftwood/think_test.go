@@ -55,7 +55,7 @@ func TestRunSessionThink(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", turn, code, errOut)
 		}
 	}
-	if out, _, _ := runCLI(t, "sessions", "show", "s", "--dir", dir); !strings.Contains(out, "\nthinking off\n") {
+	if out, _, _ := runCLI(t, "sessions", "show", "s", "--sessions-dir", dir); !strings.Contains(out, "\nthinking off\n") {
 		t.Errorf("sessions show does not say the thinking is off:\n%s", out)
 	}
 	path, _ := sessions.Store{Dir: dir}.Path("s")
