@@ -107,6 +107,8 @@ func TestCompletions(t *testing.T) {
 			return []string{"notes", "work"}
 		case argSetting:
 			return settingNames()
+		case argSwitch:
+			return []string{"on", "off"}
 		}
 		return nil
 	}
@@ -123,6 +125,7 @@ func TestCompletions(t *testing.T) {
 		{"/controller regex a", nil, "the argument is free text"},
 		{"/load w", []string{"/load work"}, "session names"},
 		{"/set t", []string{"/set temp", "/set top_p", "/set top_k"}, "setting names"},
+		{"/think o", []string{"/think on", "/think off"}, "a switch"},
 		{"/system y", nil, "free text is not completed"},
 		{"/quit ", nil, "no arguments to complete"},
 		{"hello", nil, "messages are not completed"},
