@@ -75,7 +75,9 @@ func TestRunReportsControllerFailure(t *testing.T) {
 		{"no fault", "(i32.const 0)", "(i32.const 0)", "", 0},
 	} {
 		path := probe(t, "digits", c.init, c.step, msg)
-		tokens, st, errOut, code := runJSON(t, "--controller", path, "--controller-arg", "abc", "--max-tokens", "6")
+		// Greedy: a fresh seed would end the reply at an end of turn now
+		// and then, short of the 6 tokens counted on.
+		tokens, st, errOut, code := runJSON(t, "--controller", path, "--controller-arg", "abc", "--max-tokens", "6", "--temp", "0")
 		if code != c.code || len(tokens) != 6 || st.Stats.GenTokens != 6 {
 			t.Errorf("%s: exit %d, %d tokens printed; want exit %d and the whole 6-token reply\n%s", c.reason, code, len(tokens), c.code, errOut)
 		}
@@ -93,13 +95,13 @@ func TestRunReportsControllerFailure(t *testing.T) {
 	}
 	// Without --json: the reply is printed too.
 	path := probe(t, "digits", "(i32.const 1)", "(i32.const 0)", "")
-	out, _, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt-ids", "1,2,3", "--controller", path, "--max-tokens", "4")
+	out, _, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt-ids", "1,2,3", "--controller", path, "--max-tokens", "4", "--temp", "0")
 	if code != 3 || strings.TrimSpace(out) == "" {
 		t.Errorf("text: exit %d, reply %q; want 3 and the reply", code, out)
 	}
 	// In a session too: the turn is saved, and the status says the
 	// constraint did not hold.
-	out, errOut, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "Hello", "--session", "s", "--sessions-dir", t.TempDir(), "--controller", path, "--max-tokens", "4")
+	out, errOut, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "Hello", "--session", "s", "--sessions-dir", t.TempDir(), "--controller", path, "--max-tokens", "4", "--temp", "0")
 	if code != 3 || strings.TrimSpace(out) == "" || !strings.Contains(errOut, "saved session s") {
 		t.Errorf("session: exit %d, reply %q, stderr %q; want 3, the reply and the session saved", code, out, errOut)
 	}
