@@ -61,7 +61,7 @@ func (p *chatPage) submit() tea.Cmd {
 		text = text[1:] // "//" sends a message that starts with "/"
 	}
 	p.transcript.add(entryUser, text)
-	p.transcript.beginReply()
+	p.transcript.beginReply(p.opensThinking())
 	return p.startReply(text, false)
 }
 
@@ -104,7 +104,7 @@ func (p *chatPage) regenerate() tea.Cmd {
 		return nil
 	}
 	p.transcript.dropLastReply()
-	p.transcript.beginReply()
+	p.transcript.beginReply(p.opensThinking())
 	return p.startReply("", true)
 }
 

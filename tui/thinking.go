@@ -12,6 +12,9 @@ import (
 // It returns "" while there is nothing to show yet.
 func (t *transcript) replyBody(e *entry, text string) string {
 	th := chat.SplitThinking(text, e.live)
+	if e.opened && !th.Block {
+		th = chat.SplitThinking(chat.ThinkOpen+text, e.live)
+	}
 	var parts []string
 	if th.Block && (th.Thinking != "" || th.Open && e.live) {
 		parts = append(parts, t.thinkingView(th, e.live))
@@ -54,4 +57,10 @@ func (t *transcript) toggleThinking() {
 	t.showThinking = !t.showThinking
 	t.invalidate(true)
 	t.refresh()
+}
+
+// opensThinking reports whether the next reply's prompt opens its think
+// block (a template that writes <think> for the model).
+func (p *chatPage) opensThinking() bool {
+	return p.model.Template.OpensThinking(p.conv.Thinking())
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,13 +28,21 @@ func thinkingOptions(t *testing.T) Options {
 	opt.Model = golden.ChatMLModel(t, golden.IMEnd)
 	opt.Config.MaxTokens = 64
 	opt.Config.Sampling.Seed = 7 // /show on the golden screen names it
+	writeForcer(t, opt, thinkingReply)
+	return opt
+}
+
+// writeForcer writes the controller "think", which forces reply's
+// tokens at the first step of a reply and stops.
+func writeForcer(t *testing.T, opt Options, reply string) {
+	t.Helper()
 	tok, err := tokenizer.Load(filepath.Join(opt.Model, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids strings.Builder
 	n := 0
-	for _, id := range tok.Encode(thinkingReply) {
+	for _, id := range tok.Encode(reply) {
 		fmt.Fprintf(&ids, `\%02x\%02x\%02x\%02x`, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
 		n++
 	}
@@ -46,7 +55,20 @@ func thinkingOptions(t *testing.T) Options {
 	if err := os.WriteFile(filepath.Join(opt.ControllerDirs[0], "think.wat"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return opt
+}
+
+// armed holds the next reply at its step-th update, and lets it go when
+// the test ends if the test did not (a failed wait would hang the quit).
+func armed(t *testing.T, g *gate, step int) *hold {
+	h := g.arm(step)
+	t.Cleanup(func() {
+		select {
+		case <-h.release:
+		default:
+			close(h.release)
+		}
+	})
+	return h
 }
 
 // TestThinking: the thinking streams apart from the answer, never
@@ -66,7 +88,7 @@ func TestThinking(t *testing.T) {
 	c.typeLine("/controller think")
 	c.wait("think", func(s snapshot) bool { return s.controller == "think" })
 
-	h := g.arm(9)
+	h := armed(t, &g, 9)
 	c.typeLine("hi")
 	h.waitHeld(t)
 	s := c.wait("the thinking", func(s snapshot) bool { return strings.Contains(plain(s.screen), "thinking…") })
@@ -127,5 +149,52 @@ func TestThinkOnAModelWithoutTheSwitch(t *testing.T) {
 	m, _ := c.finalScreen()
 	if th := m.chat.conv.Thinking(); th != nil {
 		t.Errorf("/think on set the switch to %v on a model without it", *th)
+	}
+}
+
+// TestThinkingOpenedByThePrompt: with a template that writes <think> at
+// the end of the prompt (DeepSeek-R1, Qwen3's thinking-only models), the
+// reply has only </think>, and its start streams as the thinking, not as
+// the answer.
+func TestThinkingOpenedByThePrompt(t *testing.T) {
+	const reply = "The user says hi.\n</think>\n\nHello!"
+	opt := thinkingOptions(t)
+	path := filepath.Join(opt.Model, "tokenizer_config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	tpl := cfg["chat_template"].(string)
+	const gen = `{{- '<|im_start|>assistant\n' }}`
+	if !strings.Contains(tpl, gen) {
+		t.Fatalf("no %s in the template", gen)
+	}
+	cfg["chat_template"] = strings.Replace(tpl, gen, `{{- '<|im_start|>assistant\n<think>\n' }}`, 1)
+	if data, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeForcer(t, opt, reply)
+	var g gate
+	c := startChat(t, opt, g.pace)
+	c.loaded()
+	c.typeLine("/controller think")
+	c.wait("think", func(s snapshot) bool { return s.controller == "think" })
+	h := armed(t, &g, 4)
+	c.typeLine("hi")
+	h.waitHeld(t)
+	c.wait("the reply's start as the thinking", func(s snapshot) bool {
+		return strings.Contains(plain(s.screen), "thinking…\n  │ The")
+	})
+	close(h.release)
+	s := c.idle()
+	if screen := plain(s.screen); s.last != reply || !strings.Contains(screen, "▸ thought · 4 words") || !strings.Contains(screen, "  Hello!") {
+		t.Errorf("reply %q; screen:\n%s", s.last, screen)
 	}
 }

@@ -35,6 +35,9 @@ type entry struct {
 	// note is shown under a reply that ended early.
 	note string
 	live bool // the reply being generated
+	// opened says the prompt opened the reply's think block, so that the
+	// reply has only its </think>.
+	opened bool
 	// viewMark marks the line under the messages the model no longer
 	// sees (transcript.markView).
 	viewMark bool
@@ -182,9 +185,9 @@ func (t *transcript) setSystem(text string) {
 }
 
 // beginReply adds the entry that the reply streams into and scrolls to
-// it.
-func (t *transcript) beginReply() {
-	t.entries = append(t.entries, &entry{kind: entryAssistant, live: true, stale: true})
+// it; opened says the prompt opens the reply's think block.
+func (t *transcript) beginReply(opened bool) {
+	t.entries = append(t.entries, &entry{kind: entryAssistant, live: true, opened: opened, stale: true})
 	t.refresh()
 	t.vp.GotoBottom()
 }

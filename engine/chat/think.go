@@ -109,3 +109,12 @@ func (t *Template) ThinksByDefault() bool {
 	set, err2 := t.Render(msgs, Options{AddGenerationPrompt: true, EnableThinking: &on})
 	return err1 == nil && err2 == nil && unset == set
 }
+
+// OpensThinking reports whether the template, with enable_thinking as
+// given, ends the generation prompt inside an open think block (as
+// DeepSeek-R1's and Qwen3's thinking-only models do): the reply then
+// starts with the thinking and has only the </think>.
+func (t *Template) OpensThinking(enable *bool) bool {
+	out, err := t.Render([]Message{{Role: "user", Content: "Hi"}}, Options{AddGenerationPrompt: true, EnableThinking: enable})
+	return err == nil && strings.HasSuffix(strings.TrimRight(out, " \n"), ThinkOpen)
+}

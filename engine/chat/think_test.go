@@ -111,6 +111,15 @@ func TestSwitchesThinking(t *testing.T) {
 	if !qwen.SwitchesThinking() || !qwen.ThinksByDefault() {
 		t.Errorf("Qwen3's template: SwitchesThinking %v, ThinksByDefault %v; want both", qwen.SwitchesThinking(), qwen.ThinksByDefault())
 	}
+	if qwen.OpensThinking(nil) {
+		t.Error("Qwen3's template: OpensThinking true; the model writes <think> itself")
+	}
+	// A template that opens the block in the prompt when thinking is on.
+	opens := mustParse(t, "{{ messages[0].content }}{% if enable_thinking is not defined or enable_thinking %}<think>\n{% endif %}")
+	off := false
+	if !opens.OpensThinking(nil) || opens.OpensThinking(&off) {
+		t.Errorf("a template opening <think>: OpensThinking %v unset, %v off; want true, false", opens.OpensThinking(nil), opens.OpensThinking(&off))
+	}
 	// A template that thinks only when asked.
 	asked := mustParse(t, "{{ messages[0].content }}{% if enable_thinking is defined and enable_thinking %}<think>{% endif %}")
 	if !asked.SwitchesThinking() || asked.ThinksByDefault() {
