@@ -147,6 +147,9 @@ func newI8Panel(cols int) i8Panel {
 // starting at the panel's first row).
 type panelI8 func(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group int)
 
+// gemmI8 multiplies a panel with nt of np inputs (kernelSet.gemmI8).
+type gemmI8 func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int)
+
 // panelI8Go is panelI8 in scalar Go: the reference in the tests and the
 // kernel for scales and biases of different dtypes.
 func panelI8Go(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group, bits int) {
@@ -218,7 +221,7 @@ func (m *affineMatrix) gemmI8(out []float32, in *input, lo, hi int, s *scratch) 
 		}
 		kern.panelI8[m.bits/8](p, m.packed[r0*wpr:(r0+nr)*wpr], m.scales.slice(r0*groups, (r0+nr)*groups),
 			m.biases.slice(r0*groups, (r0+nr)*groups), nr, m.cols, m.group)
-		kern.gemmI8(s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
+		kern.gemmI8[m.bits/8](s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
 		for t := range in.n {
 			copy(out[t*m.rows+r0:t*m.rows+r0+nr], s.tile[t*16:t*16+nr])
 		}

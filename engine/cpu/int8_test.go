@@ -13,11 +13,11 @@ import (
 	"testing"
 )
 
-// quantizeI8 is what every quantI8 kernel computes: it sets xq to x in
+// quantI8Go is what every quantI8 kernel computes: it sets xq to x in
 // int8 (rounded to nearest even), int8Block elements to a step
 // dx[c] = max|x| / 127 over each block c, and xsum[c] to the block's float
 // sum, xq in the given order.
-func quantizeI8(xq []int8, dx, xsum, x []float32, order i8Order) {
+func quantI8Go(xq []int8, dx, xsum, x []float32, order i8Order) {
 	const group = int8Block
 	cols := len(x)
 	for g := range cols / group {
@@ -108,7 +108,7 @@ func TestQuantizeI8(t *testing.T) {
 		x[5] = 0
 		clear(x[group : 2*group]) // an all-zero block
 		xq, dx, xsum := make([]int8, cols), make([]float32, cols/group), make([]float32, cols/group)
-		quantizeI8(xq, dx, xsum, x, i8Q4Blocks)
+		quantI8Go(xq, dx, xsum, x, i8Q4Blocks)
 		for k, v := range x {
 			g := k / group
 			got := float32(xq[q4I8Index(k, cols)]) * dx[g]
@@ -125,7 +125,7 @@ func TestQuantizeI8(t *testing.T) {
 	}
 }
 
-// TestQuantI8 checks every quantI8 kernel against quantizeI8: xq and dx
+// TestQuantI8 checks every quantI8 kernel against quantI8Go: xq and dx
 // exactly, the sums within float rounding.
 func TestQuantI8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -146,7 +146,7 @@ func TestQuantI8(t *testing.T) {
 					dx1, dx2 := make([]float32, groups), make([]float32, groups)
 					s1, s2 := make([]float32, groups), make([]float32, groups)
 					ks.quantI8(xq1, dx1, s1, x, q4)
-					quantizeI8(xq2, dx2, s2, x, q4)
+					quantI8Go(xq2, dx2, s2, x, q4)
 					for i := range xq1 {
 						if xq1[i] != xq2[i] {
 							t.Fatalf("%s: xq[%d] = %d, want %d", what, i, xq1[i], xq2[i])

@@ -12,25 +12,27 @@ import (
 var avx512VNNIKernels = func() kernelSet {
 	ks := avx512Kernels
 	ks.name = "avx512vnni"
-	ks.gemvQ4I8 = vnniGemv{4, [3]vnniAsm{gemvQ4SF32VNNI, gemvQ4SBF16VNNI, gemvQ4SF16VNNI}}.gemv
-	ks.gemvQ8I8 = vnniGemv{8, [3]vnniAsm{gemvQ8SF32VNNI, gemvQ8SBF16VNNI, gemvQ8SF16VNNI}}.gemv
+	ks.gemvQ4I8 = i8Gemv{4, [3]i8GemvAsm{gemvQ4SF32VNNI, gemvQ4SBF16VNNI, gemvQ4SF16VNNI}, &vnniIndex}.gemv
+	ks.gemvQ8I8 = i8Gemv{8, [3]i8GemvAsm{gemvQ8SF32VNNI, gemvQ8SBF16VNNI, gemvQ8SF16VNNI}, &vnniIndex}.gemv
 	ks.quantI8 = quantI8
 	ks.panelI8 = [2]panelI8{
-		vnniPanel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}}.panel,
-		vnniPanel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}}.panel,
+		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false}.panel,
+		i8PanelKernel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}, false}.panel,
 	}
-	ks.gemmI8 = gemmI8
+	ks.gemmI8 = [2]gemmI8{i8Gemm(gemmI8VNNI), i8Gemm(gemmI8VNNI)}
 	return ks
 }()
 
-// vnniAsm is an int8 affine gemv kernel for one dtype of scales and biases.
-type vnniAsm func(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// i8GemvAsm is an int8 affine gemv kernel for one dtype of scales and
+// biases.
+type i8GemvAsm func(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
 
-// vnniGemv holds an int8 affine gemv kernel's assembly for each dtype of
-// scales and biases (halfKind).
-type vnniGemv struct {
-	bits int
-	asm  [3]vnniAsm
+// i8Gemv holds an int8 affine gemv kernel's assembly for each dtype of
+// scales and biases (halfKind), and its VPERMPS index vectors.
+type i8Gemv struct {
+	bits  int
+	asm   [3]i8GemvAsm
+	index *[2][3][48]int32
 }
 
 // vnniIndex[bits/8][log2(group)-5] are the VPERMPS index vectors of a
@@ -50,7 +52,7 @@ var vnniIndex = func() (t [2][3][48]int32) {
 	return t
 }()
 
-func (a vnniGemv) gemv(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int) {
+func (a i8Gemv) gemv(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int) {
 	rows, cols := len(out), len(xq)
 	if rows == 0 {
 		return
@@ -68,15 +70,20 @@ func (a vnniGemv) gemv(out []float32, w []uint32, scales, biases halfVec, xq []i
 	}
 	gs := bits.TrailingZeros(uint(group))
 	a.asm[k](&out[0], &w[0], halfPtr(scales), halfPtr(biases), &xq[0], &dx[0], &xsum[0], &f[0],
-		&vnniIndex[a.bits/8][gs-5][0], rows, cols, gs)
+		&a.index[a.bits/8][gs-5][0], rows, cols, gs)
 }
 
 func quantI8(xq []int8, dx, xsum, x []float32, order i8Order) {
+	checkQuant(xq, dx, xsum, x)
+	quantI8VNNI(&xq[0], &dx[0], &xsum[0], &x[0], len(x), 5, int(order)) // 2⁵ = int8Block
+}
+
+// checkQuant checks the lengths that a quantiser's assembly trusts.
+func checkQuant(xq []int8, dx, xsum, x []float32) {
 	cols := len(x)
 	if cols == 0 || cols%int8Block != 0 || len(xq) < cols || len(dx) < cols/int8Block || len(xsum) < cols/int8Block {
 		panic("cpu: int8 quantisation operands do not match")
 	}
-	quantI8VNNI(&xq[0], &dx[0], &xsum[0], &x[0], cols, 5, int(order)) // 2⁵ = int8Block
 }
 
 //go:noescape
@@ -85,14 +92,17 @@ func quantI8VNNI(xq *int8, dx, xsum, x *float32, cols, gshift, order int)
 // panelAsm is a panel kernel for one dtype of scales and biases.
 type panelAsm func(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
 
-// vnniPanel holds a panel kernel's assembly for each dtype of scales and
-// biases (halfKind).
-type vnniPanel struct {
-	bits int
-	asm  [3]panelAsm
+// i8PanelKernel holds a panel kernel's assembly for each dtype of scales
+// and biases (halfKind). A kernel for whole panels only leaves a partial
+// one (the last rows of a matrix whose rows are not a multiple of 16, in
+// none of the checkpoints seen) to panelI8Go.
+type i8PanelKernel struct {
+	bits  int
+	asm   [3]panelAsm
+	whole bool
 }
 
-func (a vnniPanel) panel(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group int) {
+func (a i8PanelKernel) panel(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group int) {
 	chunks, groups := cols/int8Block, cols/max(group, 1)
 	if rows == 0 {
 		return
@@ -103,7 +113,7 @@ func (a vnniPanel) panel(p *i8Panel, w []uint32, scales, biases halfVec, rows, c
 		panic("cpu: int8 panel operands do not match")
 	}
 	k := halfKind(scales)
-	if halfKind(biases) != k {
+	if halfKind(biases) != k || a.whole && rows < 16 {
 		panelI8Go(p, w, scales, biases, rows, cols, group, a.bits)
 		return
 	}
@@ -111,13 +121,19 @@ func (a vnniPanel) panel(p *i8Panel, w []uint32, scales, biases halfVec, rows, c
 		bits.TrailingZeros(uint(group)))
 }
 
-func gemmI8(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
-	chunks := len(dx) / max(np, 1)
-	if nt <= 0 || nt%8 != 0 || nt > np || np%8 != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
-		len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
-		panic("cpu: int8 gemm operands do not match")
+// gemmI8Asm is a batch kernel (gemmI8 in kernelSet).
+type gemmI8Asm func(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
+
+// i8Gemm wraps a batch kernel, checking the lengths that it trusts.
+func i8Gemm(f gemmI8Asm) gemmI8 {
+	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
+		chunks := len(dx) / max(np, 1)
+		if nt <= 0 || nt%8 != 0 || nt > np || np%8 != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
+			len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+			panic("cpu: int8 gemm operands do not match")
+		}
+		f(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks)
 	}
-	gemmI8VNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks)
 }
 
 //go:noescape

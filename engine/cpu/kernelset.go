@@ -25,12 +25,12 @@ type kernelSet struct {
 	// and dx and xsum per block of int8Block; f is scratch of at least
 	// len(xsum)+16 floats. A set without them multiplies in float.
 	quantI8 func(xq []int8, dx, xsum, x []float32, order i8Order)
-	// panelI8[bits/8] and gemmI8, where the set has them, are the batch
-	// product over int8 inputs (int8.go): panelI8 lays out up to sixteen
-	// rows of affine weights, gemmI8 multiplies such a panel with nt
-	// inputs of a transposed batch into tile[t·16+r].
+	// panelI8[bits/8] and gemmI8[bits/8], where the set has them, are the
+	// batch product over int8 inputs (int8.go): panelI8 lays out up to
+	// sixteen rows of affine weights, gemmI8 multiplies such a panel with
+	// nt inputs of a transposed batch into tile[t·16+r].
 	panelI8  [2]panelI8
-	gemmI8   func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int)
+	gemmI8   [2]gemmI8
 	gemvQ4I8 func(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int)
 	gemvQ8I8 func(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int)
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
