@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -229,6 +230,57 @@ func TestInt8KernelsExact(t *testing.T) {
 	}
 }
 
+// TestInt8Extremes checks the int8 kernels where a pair of byte products
+// is largest, which AVX2's VPMADDUBSW would saturate in int16 (255·−128·2
+// < −32768; int8_ymm_amd64.s splits q8's bytes): every code at its maximum
+// times activations all −128, all 127 or all −127, single-input and
+// batch, against the exact integer sum (below 2²⁴, so exact in float).
+func TestInt8Extremes(t *testing.T) {
+	const cols, np = 160, 16 // a block of 128 and a tail chunk
+	chunks := cols / int8Block
+	for _, ks := range int8Sets() {
+		for _, bits := range []int{4, 8} {
+			gemv := ks.gemvQ4I8
+			if bits == 8 {
+				gemv = ks.gemvQ8I8
+			}
+			for _, x := range []int8{-128, 127, -127} {
+				what := fmt.Sprintf("%s q%d, x = %d", ks.name, bits, x)
+				want := float32((1<<bits - 1) * int(x) * cols)
+				w := make([]uint32, 16*cols*bits/32)
+				for i := range w {
+					w[i] = ^uint32(0)
+				}
+				ones, zeros := make([]float32, 16*chunks), make([]float32, 16*chunks)
+				for i := range ones {
+					ones[i] = 1
+				}
+				sc, bi := halfVec{f32: ones}, halfVec{f32: zeros}
+				xq := make([]int8, cols*np)
+				for i := range xq {
+					xq[i] = x
+				}
+				out := make([]float32, 16)
+				gemv(out, w, sc, bi, xq[:cols], ones[:chunks], zeros[:chunks], make([]float32, chunks+16), int8Block)
+				for r, v := range out {
+					if v != want {
+						t.Fatalf("%s: row %d = %g, want %g", what, r, v, want)
+					}
+				}
+				p := newI8Panel(cols)
+				ks.panelI8[bits/8](&p, w, sc, bi, 16, cols, int8Block)
+				tile := make([]float32, 16*np)
+				ks.gemmI8[bits/8](tile, &p, xq, ones[:chunks*np], zeros[:chunks*np], np, np)
+				for i, v := range tile {
+					if v != want {
+						t.Fatalf("%s: batch row %d input %d = %g, want %g", what, i%16, i/16, v, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // int8Exact is the int8 product in float64, and the sum of the magnitudes
 // of its terms (the scale of float32 rounding), computed from the
 // definition: codes in natural order, xq through q4I8Index.
@@ -273,8 +325,9 @@ func unitHalves(rng *rand.Rand, n, m int) []halfVec {
 	return []halfVec{{f32: v}, {u16: b}, {u16: h, f16: true}}
 }
 
-// TestGeneratedAssembly checks that int8_vnni_amd64.s is what its
-// generator writes: edit internal/vnnigen, then go generate.
+// TestGeneratedAssembly checks that int8_vnni_amd64.s and
+// int8_ymm_amd64.s are what their generator writes: edit
+// internal/vnnigen, then go generate.
 func TestGeneratedAssembly(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("skipped: the generated assembly is amd64's, checked there")
@@ -283,16 +336,22 @@ func TestGeneratedAssembly(t *testing.T) {
 	if err != nil {
 		t.Skip("skipped: no go command on PATH")
 	}
-	want, err := exec.Command(gobin, "run", "./internal/vnnigen", "-out", "-").Output()
-	if err != nil {
-		t.Fatalf("go run ./internal/vnnigen: %v", err)
+	dir := t.TempDir()
+	if out, err := exec.Command(gobin, "run", "./internal/vnnigen", "-dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("go run ./internal/vnnigen: %v\n%s", err, out)
 	}
-	got, err := os.ReadFile("int8_vnni_amd64.s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("int8_vnni_amd64.s differs from what internal/vnnigen writes: run go generate ./engine/cpu/")
+	for _, name := range []string{"int8_vnni_amd64.s", "int8_ymm_amd64.s"} {
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what internal/vnnigen writes: run go generate ./engine/cpu/", name)
+		}
 	}
 }
 
@@ -361,8 +420,10 @@ func TestSelectKernels(t *testing.T) {
 	if err := SelectKernels("float"); err != nil || Int8() {
 		t.Fatalf("float: %v, int8 %v", err, Int8())
 	}
-	if err := SelectKernels("go"); err != nil || Kernels() != "go" {
-		t.Fatalf("go: %v, in use %s", err, Kernels())
+	for _, ks := range kernelSets {
+		if err := SelectKernels(ks.name); err != nil || Kernels() != ks.name {
+			t.Fatalf("%s: %v, in use %s", ks.name, err, Kernels())
+		}
 	}
 	if err := SelectKernels("avx9000"); err == nil || !strings.Contains(err.Error(), `"avx9000"`) || !strings.Contains(err.Error(), "go,") {
 		t.Fatalf("unknown set: %v", err)

@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-//go:generate go run ./internal/vnnigen -out int8_vnni_amd64.s
+//go:generate go run ./internal/vnnigen
 
 // avx512VNNIKernels is the AVX-512 set with the affine kernels over int8
 // activations (int8_vnni_amd64.s).

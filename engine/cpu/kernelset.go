@@ -4,7 +4,7 @@ import "math"
 
 // kernelSet is one implementation of the vector kernels that the matrix,
 // attention and MLP code calls. goKernels is the portable reference; amd64
-// adds AVX2 and AVX-512 sets (archKernels). Every set computes the same
+// adds AVX2 and AVX-512 sets and their int8 forms (archKernels). Every set computes the same
 // sums, in different orders, and exp to within 2 ulp.
 type kernelSet struct {
 	name string
@@ -53,14 +53,16 @@ type kernelSet struct {
 	gemm4 func(out []float32, ldo, n int, w []float32, stride int, xT []float32, np int)
 }
 
-// kernelSets lists goKernels and every set this CPU runs, slowest first.
+// kernelSets lists goKernels and every set this CPU runs, the float ones
+// first; the last is the default.
 var kernelSets = append([]kernelSet{goKernels}, archKernels()...)
 
 // kern is the kernel set in use: the fastest one the CPU runs unless the
 // environment names another (kernelByName, read once, at start).
 var kern = kernelByName()
 
-// Kernels names the kernel set in use (go, avx2, avx512, avx512vnni).
+// Kernels names the kernel set in use (go, avx2, avx512, avx2i8, avxvnni,
+// avx512vnni).
 func Kernels() string { return kern.name }
 
 var goKernels = kernelSet{

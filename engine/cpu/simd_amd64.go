@@ -6,20 +6,27 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// archKernels returns the AVX2 set when the CPU has AVX2, FMA and F16C,
-// after it the AVX-512 set when it also has AVX-512 F, BW, VL and DQ, and
-// last the AVX-512 VNNI set when it has VNNI too.
+// archKernels returns the sets this CPU runs: the float ones, the AVX2
+// set when the CPU has AVX2, FMA and F16C and the AVX-512 one when it also
+// has AVX-512 F, BW, VL and DQ; then the int8 ones (faster on q4/q8
+// weights, int8.go): AVX2 alone, AVX-VNNI, AVX-512 VNNI. The last is the
+// default.
 func archKernels() []kernelSet {
 	x := &cpu.X86
 	if !x.HasAVX2 || !x.HasFMA || !x.HasF16C {
 		return nil
 	}
+	avx512 := x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512DQ
 	sets := []kernelSet{avx2Kernels}
-	if x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512DQ {
+	if avx512 {
 		sets = append(sets, avx512Kernels)
-		if x.HasAVX512VNNI {
-			sets = append(sets, avx512VNNIKernels)
-		}
+	}
+	sets = append(sets, avx2I8Kernels)
+	if x.HasAVXVNNI {
+		sets = append(sets, avxVNNIKernels)
+	}
+	if avx512 && x.HasAVX512VNNI {
+		sets = append(sets, avx512VNNIKernels)
 	}
 	return sets
 }

@@ -1,7 +1,8 @@
-// Command vnnigen writes engine/cpu's AVX-512 VNNI kernels
-// (int8_vnni_amd64.s): MLX affine q4 and q8 rows times int8 activations,
-// one function per code width and dtype of scales and biases, all from the
-// one description below.
+// Command vnnigen writes engine/cpu's int8 kernels: MLX affine q4 and q8
+// rows times int8 activations, one function per code width and dtype of
+// scales and biases. int8_vnni_amd64.s has the AVX-512 VNNI ones (the
+// description below), int8_ymm_amd64.s the 256-bit ones (ymm.go), once
+// with AVX-VNNI and once with AVX2 alone.
 //
 // avo, the generator the CPU speed issue suggested, cannot express these:
 // its newest release served here (v0.5.0) has no VPDPBUSD (AVX512_VNNI),
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/template"
 )
@@ -63,48 +65,79 @@ func (k kernel) Gathers() []int {
 }
 
 func main() {
-	out := flag.String("out", "int8_vnni_amd64.s", "file to write (- for stdout)")
+	dir := flag.String("dir", ".", "directory to write int8_vnni_amd64.s and int8_ymm_amd64.s to")
 	flag.Parse()
-	t := template.Must(template.New("body").Parse(body))
-	var b bytes.Buffer
-	b.WriteString(header)
-	for _, bits := range []int{4, 8} {
-		for _, d := range dtypes {
-			if err := t.Execute(&b, kernel{bits, d}); err != nil {
-				log.Fatal(err)
-			}
+	for name, text := range map[string][]byte{"int8_vnni_amd64.s": zmm(), "int8_ymm_amd64.s": ymm()} {
+		if err := os.WriteFile(filepath.Join(*dir, name), text, 0o644); err != nil {
+			log.Fatal(err)
 		}
 	}
-	funcs := template.FuncMap{
-		"mul4":   func(i int) int { return 4 * i },
-		"mul2":   func(i int) int { return 2 * i },
-		"mul2p1": func(i int) int { return 2*i + 1 },
+}
+
+var funcs = template.FuncMap{
+	"mul4":   func(i int) int { return 4 * i },
+	"mul2":   func(i int) int { return 2 * i },
+	"mul2p1": func(i int) int { return 2*i + 1 },
+	"add":    func(a, b int) int { return a + b },
+	"mul":    func(a, b int) int { return a * b },
+}
+
+// execute appends template text filled in with each of data to b.
+func execute(b *bytes.Buffer, text string, data ...any) {
+	t := template.Must(template.New("").Funcs(funcs).Parse(text))
+	for _, d := range data {
+		if err := t.Execute(b, d); err != nil {
+			log.Fatal(err)
+		}
 	}
+}
+
+func zmm() []byte {
+	var b bytes.Buffer
+	b.WriteString(header)
+	var kernels []any
+	for _, bits := range []int{4, 8} {
+		for _, d := range dtypes {
+			kernels = append(kernels, kernel{bits, d})
+		}
+	}
+	execute(&b, body, kernels...)
 	lanes := make([]int, 16)
 	for i := range lanes {
 		lanes[i] = i
 	}
-	if err := template.Must(template.New("quant").Funcs(funcs).Parse(quant)).Execute(&b, lanes); err != nil {
-		log.Fatal(err)
-	}
-	funcs["add"] = func(a, b int) int { return a + b }
-	funcs["mul"] = func(a, b int) int { return a * b }
-	if err := template.Must(template.New("gemm").Funcs(funcs).Parse(gemm)).Execute(&b, struct{ Lanes []int }{lanes[:8]}); err != nil {
-		log.Fatal(err)
-	}
-	pt := template.Must(template.New("prep").Funcs(funcs).Parse(prep))
-	for _, bits := range []int{4, 8} {
-		for _, d := range dtypes {
-			if err := pt.Execute(&b, kernel{bits, d}); err != nil {
-				log.Fatal(err)
+	execute(&b, quant, lanes)
+	execute(&b, gemm, struct{ Lanes []int }{lanes[:8]})
+	execute(&b, prep, kernels...)
+	return b.Bytes()
+}
+
+func ymm() []byte {
+	var b bytes.Buffer
+	b.WriteString(ymmHeader)
+	var gemvs, gemms, panels []any
+	for _, is := range isas {
+		for _, bits := range []int{4, 8} {
+			for _, d := range dtypes {
+				gemvs = append(gemvs, ymmKernel{Bits: bits, dtype: d, isa: is, Ones: 13, Tmp: 14, Even: 12})
+			}
+			if !is.VNNI || bits == 4 {
+				gemms = append(gemms, ymmKernel{Bits: bits, isa: is, Ones: 11, Tmp: 12})
 			}
 		}
 	}
-	if *out == "-" {
-		os.Stdout.Write(b.Bytes())
-		return
+	for _, bits := range []int{4, 8} {
+		for _, d := range dtypes {
+			panels = append(panels, ymmKernel{Bits: bits, dtype: d})
+		}
 	}
-	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
-		log.Fatal(err)
+	execute(&b, ymmGemv, gemvs...)
+	execute(&b, ymmGemm, gemms...)
+	execute(&b, ymmPanel, panels...)
+	block := make([]int, 32)
+	for i := range block {
+		block[i] = i
 	}
+	execute(&b, ymmQuant, block)
+	return b.Bytes()
 }
