@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -120,5 +121,43 @@ func BenchmarkGemm4(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)*float64(4*k*np)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 		})
+	}
+}
+
+// BenchmarkAffineMatmul times one MLX affine matmul (group 64, bf16
+// scales) with every kernel set, as the model calls it (the input
+// prepared, then all rows): decode, one input times 8192×2048 (a 1B MLP
+// matrix, larger than L2), and prefill, 64 inputs times 2048×2048.
+func BenchmarkAffineMatmul(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, bits := range []int{4, 8} {
+		for _, c := range []struct {
+			name          string
+			rows, cols, n int
+		}{{"decode", 8192, 2048, 1}, {"prefill", 2048, 2048, 64}} {
+			const group = 64
+			m := &affineMatrix{dense: dense{c.rows, c.cols}, bits: bits, group: group,
+				packed: randU32(rng, c.rows*c.cols*bits/32),
+				scales: halfVec{u16: randHalf(rng, c.rows*c.cols/group, false)},
+				biases: halfVec{u16: randHalf(rng, c.rows*c.cols/group, false)}}
+			x, out := randF32(rng, c.n*c.cols), make([]float32, c.n*c.rows)
+			buf, s := newInputBuf(c.cols, c.n), newScratch(c.cols, c.n)
+			for _, ks := range kernelSets[1:] {
+				b.Run(fmt.Sprintf("q%d/%s/%s", bits, c.name, ks.name), func(b *testing.B) {
+					saved := kern
+					kern = ks
+					defer func() { kern = saved }()
+					var in input
+					for range b.N {
+						in.prepare(&buf, x, c.n, c.cols, m.layout())
+						if c.n == 1 {
+							m.gemv(out, &in, 0, c.rows, s)
+						} else {
+							gemm(m, out, &in, 0, c.rows, s)
+						}
+					}
+				})
+			}
+		}
 	}
 }
