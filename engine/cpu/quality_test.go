@@ -14,7 +14,8 @@ import (
 // BenchmarkInt8Quality measures what integer activations cost in quality,
 // not time: over the tokens of a real text, fed one at a time to two
 // backends of the model in $DRIFTWOOD_QUALITY_MODEL (one on the float
-// reference kernels, one on the int8 ones), the mean KL divergence of the
+// reference kernels, one on the int8 set in use, which DRIFTWOOD_KERNELS
+// may name, or else the fastest), the mean KL divergence of the
 // int8 next-token distribution from the float one, and how often their
 // top-1 tokens agree. The text is $DRIFTWOOD_QUALITY_TEXT (default: this
 // repository's README), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
@@ -26,6 +27,9 @@ func BenchmarkInt8Quality(b *testing.B) {
 		b.Skip("this CPU runs no int8 kernel set")
 	}
 	int8Set := sets[len(sets)-1]
+	if Int8() {
+		int8Set = kern // as DRIFTWOOD_KERNELS chose
+	}
 	var float kernelSet
 	for _, ks := range kernelSets {
 		if ks.gemvQ4I8 == nil {
