@@ -9,10 +9,10 @@ import (
 )
 
 // TestARM64 runs the engine's tests built for arm64 under
-// qemu-aarch64-static: the arm64 build has no assembly kernels, and its
-// portable ones must pass the same golden checks (logits, greedy
-// continuations, KV cache against recompute). .ci/run installs
-// qemu-user-static so that CI runs it.
+// qemu-aarch64-static: the portable kernels and the NEON set must pass
+// the same golden checks (logits, greedy continuations, KV cache against
+// recompute) as on amd64. .ci/run installs qemu-user-static so that CI
+// runs it.
 func TestARM64(t *testing.T) {
 	qemu, err := exec.LookPath("qemu-aarch64-static")
 	if err != nil {
