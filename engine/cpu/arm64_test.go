@@ -9,10 +9,12 @@ import (
 )
 
 // TestARM64 runs the engine's tests built for arm64 under
-// qemu-aarch64-static: the portable kernels and the NEON set must pass
+// qemu-aarch64-static: the portable kernels and the NEON sets must pass
 // the same golden checks (logits, greedy continuations, KV cache against
-// recompute) as on amd64. .ci/run installs qemu-user-static so that CI
-// runs it.
+// recompute) and exact kernel tests as on amd64. QEMU_CPU=max emulates
+// SDOT, and DRIFTWOOD_KERNELS=neondot makes every backend the tests open
+// fail if that set is missing. .ci/run installs qemu-user-static so that
+// CI runs it.
 func TestARM64(t *testing.T) {
 	qemu, err := exec.LookPath("qemu-aarch64-static")
 	if err != nil {
@@ -22,7 +24,7 @@ func TestARM64(t *testing.T) {
 		t.Skip("-short: the arm64 build was not tested")
 	}
 	cmd := exec.Command("go", "test", "-exec", qemu, ".", "../../engine", "../../engine/safetensors")
-	cmd.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0", "QEMU_CPU=max", "DRIFTWOOD_KERNELS=neondot")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("arm64 tests under %s: %v\n%s", qemu, err, out)

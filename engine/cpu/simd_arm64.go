@@ -1,9 +1,19 @@
 package cpu
 
-import "unsafe"
+import (
+	"unsafe"
 
-// archKernels returns the NEON set: every arm64 CPU has NEON.
-func archKernels() []kernelSet { return []kernelSet{neonKernels} }
+	"golang.org/x/sys/cpu"
+)
+
+// archKernels returns the NEON set (every arm64 CPU has NEON), then the
+// NEON dot-product set when the CPU has the ARMv8.2 dot product (SDOT).
+func archKernels() []kernelSet {
+	if !cpu.ARM64.HasASIMDDP {
+		return []kernelSet{neonKernels}
+	}
+	return []kernelSet{neonKernels, neonDotKernels}
+}
 
 // neonKernels is the portable set with the dense gemv in NEON
 // (dense_arm64.s).
