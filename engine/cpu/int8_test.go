@@ -411,9 +411,59 @@ func TestInt8Batch(t *testing.T) {
 	}
 }
 
+// TestInt8GemmExact checks every batch kernel against the integer maths
+// in scalar Go: with scales in {-1, 0, 1}, steps 1 and small integer
+// biases and sums, every float sum is an exact integer, so any difference
+// is a wrong integer sum, lane, row or input.
+func TestInt8GemmExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, ks := range int8Sets() {
+		for _, bits := range []int{4, 8} {
+			for _, cols := range []int{32, 96, 1152} {
+				for _, np := range []int{16, 32} {
+					chunks, nt := cols/int8Block, np-8
+					p := newI8Panel(cols)
+					for i := range p.w {
+						p.w[i] = uint8(rng.IntN(1 << bits))
+					}
+					for i := range p.s {
+						p.s[i], p.b[i] = float32(rng.IntN(3)-1), float32(rng.IntN(9)-4)
+					}
+					xq := make([]int8, cols*np)
+					for i := range xq {
+						xq[i] = int8(rng.IntN(255) - 127)
+					}
+					dx, xs := make([]float32, chunks*np), make([]float32, chunks*np)
+					for i := range dx {
+						dx[i], xs[i] = 1, float32(rng.IntN(200)-100)
+					}
+					tile := make([]float32, 16*nt)
+					ks.gemmI8[bits/8](tile, &p, xq, dx, xs, np, nt)
+					for in := range nt {
+						for r := range 16 {
+							var want int64
+							for k := range cols {
+								c := k / int8Block
+								q := int64(p.w[(k/4*16+r)*4+k%4]) * int64(xq[(k/4*np+in)*4+k%4])
+								want += int64(p.s[c*16+r]) * q
+								if k%int8Block == 0 {
+									want += int64(p.b[c*16+r]) * int64(xs[c*np+in])
+								}
+							}
+							if got := tile[in*16+r]; got != float32(want) {
+								t.Fatalf("%s q%d, %d columns, %d of %d inputs: row %d input %d = %g, want %d", ks.name, bits, cols, nt, np, r, in, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestSelectKernels checks the names DRIFTWOOD_KERNELS and SelectKernels
 // take: a set's name, "float" (never an int8 set), and an unknown one,
-// refused with the names there are.
+// refused with the names there are; DRIFTWOOD_NOSIMD=1 means go.
 func TestSelectKernels(t *testing.T) {
 	saved, savedErr := kern, kernelsEnvErr
 	defer func() { kern, kernelsEnvErr = saved, savedErr }()
@@ -433,5 +483,9 @@ func TestSelectKernels(t *testing.T) {
 	kernelByName()
 	if kernelsEnvErr == nil || !strings.Contains(kernelsEnvErr.Error(), "DRIFTWOOD_KERNELS") {
 		t.Fatalf("unknown DRIFTWOOD_KERNELS: %v", kernelsEnvErr)
+	}
+	t.Setenv("DRIFTWOOD_NOSIMD", "1") // over DRIFTWOOD_KERNELS too
+	if ks := kernelByName(); ks.name != goKernels.name {
+		t.Fatalf("DRIFTWOOD_NOSIMD=1: kernel set %s", ks.name)
 	}
 }
