@@ -6,10 +6,10 @@
 //
 // The hot loops are vector kernels (kernelSet): assembly on amd64 (AVX2 +
 // FMA, AVX-512 where it pays, and int8 products for quantised weights
-// with AVX-512 VNNI, AVX-VNNI or AVX2, int8.go), picked at start from the
-// CPU's features,
-// and portable Go versions that serve other architectures and every CPU
-// when the environment has DRIFTWOOD_NOSIMD=1. DRIFTWOOD_KERNELS names a
+// with AVX-512 VNNI, AVX-VNNI or AVX2, int8.go) and on arm64 (NEON, and
+// int8 products with SDOT), picked at start from the CPU's features, and
+// portable Go versions that serve other architectures and every CPU when
+// the environment has DRIFTWOOD_NOSIMD=1. DRIFTWOOD_KERNELS names a
 // set to use instead, "float" the fastest that multiplies in float.
 package cpu
 

@@ -83,9 +83,9 @@ func lookupKernels(name string) (kernelSet, bool) {
 }
 
 // SelectKernels makes the named kernel set the one in use: one of those
-// this CPU runs (go, avx2, avx512, avx2i8, avxvnni, avx512vnni) or
-// "float", the fastest one that keeps quantised weights' products in
-// float, the reference the golden data was made with. It must not be called while a Forward runs.
+// this CPU runs (see Kernels) or "float", the fastest one that keeps
+// quantised weights' products in float, the reference the golden data was
+// made with. It must not be called while a Forward runs.
 func SelectKernels(name string) error {
 	ks, ok := lookupKernels(name)
 	if !ok {

@@ -4,8 +4,9 @@ import "math"
 
 // kernelSet is one implementation of the vector kernels that the matrix,
 // attention and MLP code calls. goKernels is the portable reference; amd64
-// adds AVX2 and AVX-512 sets and their int8 forms (archKernels). Every set computes the same
-// sums, in different orders, and exp to within 2 ulp.
+// adds AVX2 and AVX-512 sets and their int8 forms, arm64 NEON ones
+// (archKernels). Every set computes the same sums, in different orders,
+// and exp to within 2 ulp.
 type kernelSet struct {
 	name string
 	// gemvF32, gemvBF16 and gemvF16 set out[r] = w[r·cols:(r+1)·cols]·x
@@ -61,8 +62,8 @@ var kernelSets = append([]kernelSet{goKernels}, archKernels()...)
 // environment names another (kernelByName, read once, at start).
 var kern = kernelByName()
 
-// Kernels names the kernel set in use (go, avx2, avx512, avx2i8, avxvnni,
-// avx512vnni).
+// Kernels names the kernel set in use: go; on amd64 avx2, avx512, avx2i8,
+// avxvnni, avx512vnni; on arm64 neon, neondot.
 func Kernels() string { return kern.name }
 
 var goKernels = kernelSet{
