@@ -16,11 +16,20 @@ type Library struct {
 	Path string
 	// MLX is MLX's version as the library reports it.
 	MLX string
-	// CAPI is the mlx-c API the library was checked for.
+	// CAPI is the mlx-c release the library was recognised as (by its
+	// functions: mlx-c has no version function); its declarations are
+	// the ones bound.
 	CAPI string
-	// GPU says whether MLX sees a GPU (Metal on a Mac); without one the
-	// backend runs on MLX's CPU device.
+	// Newer says the library is, or may be, newer than every mlx-c
+	// release whose headers Driftwood was built with; Why says how that
+	// was seen. Such a library must pass SelfCheck before use.
+	Newer bool
+	Why   string
+	// GPU says whether MLX sees a GPU of any kind (Metal on a Mac, CUDA
+	// on Linux); without one the backend runs on MLX's CPU device.
 	GPU bool
+	// Device names the GPU ("Apple M2 Pro (Metal)"), or is "cpu".
+	Device string
 }
 
 // Candidates lists, in order, the files looked for given the configured
@@ -40,13 +49,18 @@ func Load(library string) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := &Library{Path: lib.Path, MLX: lib.Version, CAPI: mlxc.MinCAPI + " or newer"}
+	info := &Library{Path: lib.Path, MLX: lib.Version, CAPI: lib.Release.Name, Newer: lib.Release.Newer, Why: lib.Release.Why, Device: "cpu"}
 	err = lib.Do(func(t *mlxc.Thread) error {
-		info.GPU = t.DeviceAvailable(mlxc.GPU)
+		if g, ok := t.GPUInfo(); ok {
+			info.GPU, info.Device = true, g.String()
+		}
 		return nil
 	})
 	return info, err
 }
+
+// MinCAPI is the oldest mlx-c release the backend supports.
+const MinCAPI = mlxc.MinCAPI
 
 // IsNotFound reports whether err says that no libmlxc was found (as
 // opposed to a library that was found but is unusable).

@@ -44,9 +44,12 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 		fmt.Fprintln(out, "backend: cpu (--backend auto falls back to it; --backend mlx fails)")
 		return nil
 	}
-	fmt.Fprintf(out, "libmlxc: %s\nMLX: %s (mlx-c API %s)\n", lib.Path, lib.MLX, lib.CAPI)
+	fmt.Fprintf(out, "libmlxc: %s\nMLX: %s (mlx-c %s, recognised by its functions)\n", lib.Path, lib.MLX, lib.CAPI)
+	if lib.Newer {
+		fmt.Fprintf(out, "mlx-c: newer than any release this Driftwood knows: %s\n", lib.Why)
+	}
 	if lib.GPU {
-		fmt.Fprintln(out, "GPU: yes")
+		fmt.Fprintf(out, "GPU: %s\n", lib.Device)
 	} else {
 		fmt.Fprintln(out, "GPU: no (this MLX runs on the CPU only)")
 	}

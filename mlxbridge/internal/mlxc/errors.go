@@ -25,13 +25,17 @@ func (e *MissingSymbolsError) Error() string {
 	if len(e.Names) == e.Total {
 		return fmt.Sprintf("%s is not libmlxc: none of the %d mlx-c functions Driftwood uses is there (%s, ...)", e.Path, e.Total, e.Names[0])
 	}
-	hint := ""
-	for _, n := range e.Names {
-		if n == apiMarker {
-			hint = fmt.Sprintf("; mlx-c %s or newer is required", MinCAPI)
-		}
-	}
-	return fmt.Sprintf("%s: missing mlx-c function%s %s%s", e.Path, plural(len(e.Names)), strings.Join(e.Names, ", "), hint)
+	return fmt.Sprintf("%s: missing mlx-c function%s %s", e.Path, plural(len(e.Names)), strings.Join(e.Names, ", "))
+}
+
+// TooOldError says a library is an mlx-c release older than MinCAPI.
+type TooOldError struct {
+	Path  string
+	Found string // the release recognised, or "older than 0.1.0"
+}
+
+func (e *TooOldError) Error() string {
+	return fmt.Sprintf("%s is mlx-c %s; Driftwood needs mlx-c %s or newer (%s)", e.Path, e.Found, MinCAPI, Upgrade)
 }
 
 func plural(n int) string {

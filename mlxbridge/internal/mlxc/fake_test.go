@@ -28,7 +28,7 @@ func newFakeLib() (*Lib, *fake) {
 	f := &fake{fail: map[string]string{}}
 	a := new(api)
 	for _, s := range a.symbols() {
-		f.bind(s)
+		f.bind(s.name, s.fns[0])
 	}
 	f.lib = newLib("fake", a)
 	var err error
@@ -42,15 +42,15 @@ func newFakeLib() (*Lib, *fake) {
 // handleMemory is what every fake handle points at.
 var handleMemory = unsafe.Pointer(new([64]byte))
 
-func (f *fake) bind(s symbol) {
-	fn := reflect.ValueOf(s.fn).Elem()
+func (f *fake) bind(name string, field any) {
+	fn := reflect.ValueOf(field).Elem()
 	ty := fn.Type()
 	fn.Set(reflect.MakeFunc(ty, func(args []reflect.Value) []reflect.Value {
 		f.mu.Lock()
-		f.calls = append(f.calls, fakeCall{s.name, osThread(), goroutineID()})
-		msg, failing := f.fail[s.name]
+		f.calls = append(f.calls, fakeCall{name, osThread(), goroutineID()})
+		msg, failing := f.fail[name]
 		f.mu.Unlock()
-		return f.results(s.name, ty, args, msg, failing)
+		return f.results(name, ty, args, msg, failing)
 	}))
 }
 

@@ -8,7 +8,11 @@
 // goroutine.
 package mlxc
 
-import "unsafe"
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
 
 // Lib is a loaded libmlxc. A library file is loaded once per process and
 // stays loaded: MLX keeps process-wide state (its error handler, caches and
@@ -16,10 +20,12 @@ import "unsafe"
 type Lib struct {
 	// Path is the library file that was opened.
 	Path string
-	// Version is MLX's version as the library reports it (mlx_version);
-	// mlx-c itself has no version function, so its API is recognised by
-	// its symbols (at least MinCAPI).
+	// Version is MLX's version as the library reports it (mlx_version).
 	Version string
+	// Release is the mlx-c release recognised by the library's functions
+	// (mlx-c itself has no version function); its declarations are the
+	// ones bound.
+	Release Release
 
 	api *api
 	d   *dispatcher
@@ -56,6 +62,10 @@ func (l *Lib) init(handler uintptr) error {
 	}
 	l.Version = goString(l.api.stringData(s))
 	l.api.stringFree(s)
+	if r := &l.Release; !r.Newer && r.index == len(releases)-1 && newerMLX(l.Version) {
+		r.Newer = true
+		r.Why = fmt.Sprintf("its MLX %s is newer than the %s that mlx-c %s builds against", l.Version, releases[r.index].mlx, r.Name)
+	}
 	return nil
 }
 
@@ -76,28 +86,58 @@ func (l *Lib) takeErr() string {
 	return m
 }
 
-// bind looks up every symbol of a, and the minimum API's marker, with
-// lookup; only when all are found does it register each function.
-func bind(a *api, path string, lookup func(string) (uintptr, error), register func(fptr any, addr uintptr)) error {
-	syms := a.symbols()
-	addrs := make([]uintptr, len(syms))
-	var missing []string
-	for i, s := range syms {
-		p, err := lookup(s.name)
-		if err != nil || p == 0 {
-			missing = append(missing, s.name)
-		}
-		addrs[i] = p
+// bind looks up every function of a as release rel declares it and
+// picks the field of a whose Go type matches the declaration; only when
+// every required function is found does it register them.
+//
+// # Errors
+//
+// *MissingSymbolsError naming each function the library lacks; a plain
+// error when a declaration matches no field (a release the table has and
+// symbols does not cover, which a test rules out).
+func bind(a *api, path string, rel Release, lookup func(string) (uintptr, error), register func(fptr any, addr uintptr)) error {
+	type binding struct {
+		fn   any
+		addr uintptr
 	}
-	if p, err := lookup(apiMarker); err != nil || p == 0 {
-		missing = append(missing, apiMarker)
+	var (
+		todo    []binding
+		missing []string
+	)
+	syms := a.symbols()
+	required := 0
+	for _, s := range syms {
+		if !s.optional {
+			required++
+		}
+		c, declared := declIn(s.name, rel.index)
+		p, err := lookup(s.name)
+		found := err == nil && p != 0
+		if !declared || !found {
+			if !s.optional {
+				missing = append(missing, s.name)
+			}
+			continue
+		}
+		var fn any
+		for _, f := range s.fns {
+			if matches(c, reflect.TypeOf(f).Elem()) {
+				fn = f
+				break
+			}
+		}
+		if fn == nil {
+			return fmt.Errorf("%s: mlx-c %s declares %s, which Driftwood has no binding for", path, rel.Name, c)
+		}
+		todo = append(todo, binding{fn, p})
 	}
 	if len(missing) > 0 {
-		return &MissingSymbolsError{Path: path, Names: missing, Total: len(syms) + 1}
+		return &MissingSymbolsError{Path: path, Names: missing, Total: required}
 	}
-	for i, s := range syms {
-		register(s.fn, addrs[i])
+	for _, b := range todo {
+		register(b.fn, b.addr)
 	}
+	a.adapt()
 	return nil
 }
 

@@ -17,13 +17,15 @@ var opened struct {
 }
 
 // Open loads the library at path (once per process; later calls return the
-// same Lib), checks that it has every function Driftwood uses, installs
-// the error handler and reads MLX's version.
+// same Lib), recognises its mlx-c release, binds every function Driftwood
+// uses as that release declares it, installs the error handler and reads
+// MLX's version.
 //
 // # Errors
 //
 // The loader's message when the file cannot be loaded (not a library, a
-// dependency missing); *MissingSymbolsError naming each missing function.
+// dependency missing); *TooOldError for an mlx-c before MinCAPI;
+// *MissingSymbolsError naming each missing function.
 func Open(path string) (*Lib, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -41,8 +43,15 @@ func Open(path string) (*Lib, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %w", path, err)
 	}
+	dlsym := func(name string) (uintptr, error) { return purego.Dlsym(h, name) }
+	exports, _ := exportedNames(real) // nil when unreadable: then detect takes it as possibly newer
+	rel, err := detect(path, func(name string) bool { p, err := dlsym(name); return err == nil && p != 0 }, exports)
+	if err != nil {
+		purego.Dlclose(h)
+		return nil, err
+	}
 	a := new(api)
-	if err := bind(a, path, func(name string) (uintptr, error) { return purego.Dlsym(h, name) }, purego.RegisterFunc); err != nil {
+	if err := bind(a, path, rel, dlsym, purego.RegisterFunc); err != nil {
 		purego.Dlclose(h)
 		return nil, err
 	}
@@ -50,6 +59,7 @@ func Open(path string) (*Lib, error) {
 		opened.libs = map[string]*Lib{}
 	}
 	l := newLib(path, a)
+	l.Release = rel
 	// One callback per library: mlx-c drops the handler's data pointer
 	// unless it is given a destructor, so the callback itself knows its Lib.
 	handler := purego.NewCallback(func(msg *byte, _ uintptr) { l.onError(msg) })

@@ -10,6 +10,7 @@ type (
 	cDevice      struct{ ctx unsafe.Pointer }
 	cString      struct{ ctx unsafe.Pointer }
 	cVectorArray struct{ ctx unsafe.Pointer }
+	cDeviceInfo  struct{ ctx unsafe.Pointer }
 )
 
 // optionalInt is mlx_optional_int.
@@ -30,10 +31,14 @@ type optionalDtype struct {
 	hasValue bool
 }
 
-// api is the table of libmlxc functions Driftwood calls, with the
-// signatures of mlx-c v0.6.0's public headers (mlx/c/*.h). Ops return 0 on
-// success and write their result through the first argument; on failure
-// they call the error handler first.
+// api is the table of libmlxc functions Driftwood calls. The unmarked
+// fields have the signatures of mlx-c 0.6.0 and later; the fields after
+// them are the same functions as older releases declare them, bound
+// instead when the library is one of those releases and called through
+// the 0.6.0 field (see adapt). Which release declares what is in
+// releases_gen.go, generated from the headers. Ops return 0 on success and
+// write their result through the first argument; on failure they call
+// the error handler first.
 type api struct {
 	// version.h, string.h, error.h
 	version         func(res *cString) int32
@@ -41,10 +46,16 @@ type api struct {
 	stringFree      func(s cString) int32
 	setErrorHandler func(handler, data, dtor uintptr)
 
-	// device.h, stream.h
+	// device.h, stream.h, metal.h, cuda.h
 	deviceNewType     func(typ DeviceType, index int32) cDevice
 	deviceFree        func(d cDevice) int32
-	deviceIsAvailable func(avail *bool, d cDevice) int32
+	deviceIsAvailable func(avail *bool, d cDevice) int32 // 0.5.0 on; nil before
+	metalIsAvailable  func(res *bool) int32
+	cudaIsAvailable   func(res *bool) int32 // 0.5.0 on; nil before
+	deviceInfoNew     func() cDeviceInfo    // 0.5.0 on, like the next two
+	deviceInfoGet     func(info *cDeviceInfo, d cDevice) int32
+	deviceInfoString  func(value *unsafe.Pointer, info cDeviceInfo, key string) int32
+	deviceInfoFree    func(info cDeviceInfo) int32
 	defaultCPUStream  func() cStream
 	defaultGPUStream  func() cStream
 	streamFree        func(s cStream) int32
@@ -83,63 +94,119 @@ type api struct {
 	rmsNorm func(res *cArray, x, weight cArray, eps float32, s cStream) int32
 	rope    func(res *cArray, x cArray, dims int32, traditional bool, base optionalFloat, scale float32, offset int32, freqs cArray, s cStream) int32
 	sdpa    func(res *cArray, q, k, v cArray, scale float32, maskMode string, mask, sinks cArray, s cStream) int32
+
+	// The older releases' declarations of the same functions.
+	quantizedMatmul03 func(res *cArray, x, w, scales, biases cArray, transpose bool, groupSize, bits int32, mode string, s cStream) int32         // 0.3.0
+	quantizedMatmul02 func(res *cArray, x, w, scales, biases cArray, transpose bool, groupSize, bits int32, s cStream) int32                      // 0.2.0 and before
+	dequantize04      func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, mode string, dtype optionalDtype, s cStream) int32 // 0.4.0-0.5.0
+	dequantize03      func(res *cArray, w, scales, biases cArray, groupSize, bits int32, mode string, s cStream) int32                            // 0.3.0
+	dequantize02      func(res *cArray, w, scales, biases cArray, groupSize, bits int32, s cStream) int32                                         // 0.2.0 and before
+	sdpa03            func(res *cArray, q, k, v cArray, scale float32, maskMode string, masks cVectorArray, sinks cArray, s cStream) int32        // 0.3.0
+	sdpa02            func(res *cArray, q, k, v cArray, scale float32, maskMode string, masks cVectorArray, s cStream) int32                      // 0.2.0
 }
 
-// symbol binds one C function to a field of api.
+// symbol binds one C function to one of the fields in fns, the one whose
+// Go type matches the function's declaration in the library's release.
 type symbol struct {
 	name string
-	fn   any // pointer to an api field
+	fns  []any // pointers to api fields
+	// optional: a supported release may lack the function (the field
+	// stays nil).
+	optional bool
 }
 
-// symbols is the binding table: every field of api with its C name. A
-// test checks that it covers every field exactly once.
+// symbols is the binding table. A test checks that it covers every field
+// exactly once and that, in every supported release, each function's
+// declaration matches exactly one of its fields.
 func (a *api) symbols() []symbol {
+	one := func(name string, fn any) symbol { return symbol{name: name, fns: []any{fn}} }
+	opt := func(name string, fn any) symbol { return symbol{name: name, fns: []any{fn}, optional: true} }
 	return []symbol{
-		{"mlx_version", &a.version},
-		{"mlx_string_data", &a.stringData},
-		{"mlx_string_free", &a.stringFree},
-		{"mlx_set_error_handler", &a.setErrorHandler},
-		{"mlx_device_new_type", &a.deviceNewType},
-		{"mlx_device_free", &a.deviceFree},
-		{"mlx_device_is_available", &a.deviceIsAvailable},
-		{"mlx_default_cpu_stream_new", &a.defaultCPUStream},
-		{"mlx_default_gpu_stream_new", &a.defaultGPUStream},
-		{"mlx_stream_free", &a.streamFree},
-		{"mlx_array_free", &a.arrayFree},
-		{"mlx_array_new_data", &a.arrayNewData},
-		{"mlx_array_ndim", &a.arrayNdim},
-		{"mlx_array_shape", &a.arrayShape},
-		{"mlx_array_dtype", &a.arrayDtype},
-		{"mlx_array_data_float32", &a.arrayDataFloat32},
-		{"mlx_vector_array_new", &a.vectorArrayNew},
-		{"mlx_vector_array_append_value", &a.vectorArrayAppend},
-		{"mlx_vector_array_free", &a.vectorArrayFree},
-		{"mlx_eval", &a.eval},
-		{"mlx_zeros", &a.zeros},
-		{"mlx_astype", &a.astype},
-		{"mlx_add", &a.add},
-		{"mlx_multiply", &a.multiply},
-		{"mlx_sigmoid", &a.sigmoid},
-		{"mlx_matmul", &a.matmul},
-		{"mlx_reshape", &a.reshape},
-		{"mlx_transpose_axes", &a.transposeAxes},
-		{"mlx_slice", &a.slice},
-		{"mlx_slice_update", &a.sliceUpdate},
-		{"mlx_take_axis", &a.takeAxis},
-		{"mlx_contiguous", &a.contiguous},
-		{"mlx_quantized_matmul", &a.quantizedMatmul},
-		{"mlx_dequantize", &a.dequantize},
-		{"mlx_fast_rms_norm", &a.rmsNorm},
-		{"mlx_fast_rope", &a.rope},
-		{"mlx_fast_scaled_dot_product_attention", &a.sdpa},
+		one("mlx_version", &a.version),
+		one("mlx_string_data", &a.stringData),
+		one("mlx_string_free", &a.stringFree),
+		one("mlx_set_error_handler", &a.setErrorHandler),
+		one("mlx_device_new_type", &a.deviceNewType),
+		one("mlx_device_free", &a.deviceFree),
+		opt("mlx_device_is_available", &a.deviceIsAvailable),
+		one("mlx_metal_is_available", &a.metalIsAvailable),
+		opt("mlx_cuda_is_available", &a.cudaIsAvailable),
+		opt("mlx_device_info_new", &a.deviceInfoNew),
+		opt("mlx_device_info_get", &a.deviceInfoGet),
+		opt("mlx_device_info_get_string", &a.deviceInfoString),
+		opt("mlx_device_info_free", &a.deviceInfoFree),
+		one("mlx_default_cpu_stream_new", &a.defaultCPUStream),
+		one("mlx_default_gpu_stream_new", &a.defaultGPUStream),
+		one("mlx_stream_free", &a.streamFree),
+		one("mlx_array_free", &a.arrayFree),
+		one("mlx_array_new_data", &a.arrayNewData),
+		one("mlx_array_ndim", &a.arrayNdim),
+		one("mlx_array_shape", &a.arrayShape),
+		one("mlx_array_dtype", &a.arrayDtype),
+		one("mlx_array_data_float32", &a.arrayDataFloat32),
+		one("mlx_vector_array_new", &a.vectorArrayNew),
+		one("mlx_vector_array_append_value", &a.vectorArrayAppend),
+		one("mlx_vector_array_free", &a.vectorArrayFree),
+		one("mlx_eval", &a.eval),
+		one("mlx_zeros", &a.zeros),
+		one("mlx_astype", &a.astype),
+		one("mlx_add", &a.add),
+		one("mlx_multiply", &a.multiply),
+		one("mlx_sigmoid", &a.sigmoid),
+		one("mlx_matmul", &a.matmul),
+		one("mlx_reshape", &a.reshape),
+		one("mlx_transpose_axes", &a.transposeAxes),
+		one("mlx_slice", &a.slice),
+		one("mlx_slice_update", &a.sliceUpdate),
+		one("mlx_take_axis", &a.takeAxis),
+		one("mlx_contiguous", &a.contiguous),
+		{name: "mlx_quantized_matmul", fns: []any{&a.quantizedMatmul, &a.quantizedMatmul03, &a.quantizedMatmul02}},
+		{name: "mlx_dequantize", fns: []any{&a.dequantize, &a.dequantize04, &a.dequantize03, &a.dequantize02}},
+		one("mlx_fast_rms_norm", &a.rmsNorm),
+		one("mlx_fast_rope", &a.rope),
+		{name: "mlx_fast_scaled_dot_product_attention", fns: []any{&a.sdpa, &a.sdpa03, &a.sdpa02}},
 	}
 }
 
-// apiMarker is a function that mlx-c added in v0.6.0, the release whose
-// signatures api follows (mlx_dequantize gained global_scale then): its
-// presence is how an older mlx-c is told apart, since mlx-c reports only
-// MLX's version.
-const apiMarker = "mlx_hanning"
-
-// MinCAPI is the oldest mlx-c release whose API this package binds.
-const MinCAPI = "0.6.0"
+// adapt fills the 0.6.0 fields from an older release's, so that callers
+// use one signature. Driftwood passes no mask array, no global scale and
+// no dtype (the default is the scales' dtype in every release).
+func (a *api) adapt() {
+	switch {
+	case a.quantizedMatmul03 != nil:
+		a.quantizedMatmul = func(res *cArray, x, w, scales, biases cArray, transpose bool, groupSize, bits optionalInt, mode string, s cStream) int32 {
+			return a.quantizedMatmul03(res, x, w, scales, biases, transpose, groupSize.value, bits.value, mode, s)
+		}
+	case a.quantizedMatmul02 != nil:
+		a.quantizedMatmul = func(res *cArray, x, w, scales, biases cArray, transpose bool, groupSize, bits optionalInt, _ string, s cStream) int32 {
+			return a.quantizedMatmul02(res, x, w, scales, biases, transpose, groupSize.value, bits.value, s) // affine, the only mode then
+		}
+	}
+	switch {
+	case a.dequantize04 != nil:
+		a.dequantize = func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, mode string, _ cArray, dtype optionalDtype, s cStream) int32 {
+			return a.dequantize04(res, w, scales, biases, groupSize, bits, mode, dtype, s)
+		}
+	case a.dequantize03 != nil:
+		a.dequantize = func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, mode string, _ cArray, _ optionalDtype, s cStream) int32 {
+			return a.dequantize03(res, w, scales, biases, groupSize.value, bits.value, mode, s)
+		}
+	case a.dequantize02 != nil:
+		a.dequantize = func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, _ string, _ cArray, _ optionalDtype, s cStream) int32 {
+			return a.dequantize02(res, w, scales, biases, groupSize.value, bits.value, s)
+		}
+	}
+	if a.sdpa03 != nil || a.sdpa02 != nil {
+		a.sdpa = func(res *cArray, q, k, v cArray, scale float32, maskMode string, mask, sinks cArray, s cStream) int32 {
+			masks := a.vectorArrayNew()
+			defer a.vectorArrayFree(masks)
+			if mask.ctx != nil {
+				a.vectorArrayAppend(masks, mask)
+			}
+			if a.sdpa03 != nil {
+				return a.sdpa03(res, q, k, v, scale, maskMode, masks, sinks, s)
+			}
+			return a.sdpa02(res, q, k, v, scale, maskMode, masks, s)
+		}
+	}
+}

@@ -165,6 +165,13 @@ func (t *Thread) free(a *Array) {
 func (t *Thread) DeviceAvailable(d DeviceType) bool {
 	t.live()
 	a := t.lib.api
+	if a.deviceIsAvailable == nil { // before mlx-c 0.5.0: Metal was MLX's only GPU
+		if d == CPU {
+			return true
+		}
+		var ok bool
+		return t.check("mlx_metal_is_available", a.metalIsAvailable(&ok)) && ok
+	}
 	dev := a.deviceNewType(d, 0)
 	defer a.deviceFree(dev)
 	var ok bool
