@@ -41,9 +41,33 @@ func List() []Backend {
 			return nilIfFailed(cpu.New(m, cpu.Options{Threads: opt.Threads}))
 		}},
 		{"mlx", func(m *engine.Model, opt Options) (engine.Backend, error) {
-			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary}))
+			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, Reference: FloatCPU}))
 		}},
 	}
+}
+
+// FloatCPU opens m on the CPU backend with its float kernels: the
+// reference that MLX's float32 activations are compared with (by the MLX
+// backend's self-check and doctor's smoke test). The kernel set is
+// process-wide, so it is switched to float around each Forward and back
+// after; nothing else computes while a backend is being checked.
+func FloatCPU(m *engine.Model) (engine.Backend, error) {
+	b, err := cpu.New(m, cpu.Options{Threads: 1})
+	if err != nil {
+		return nil, err
+	}
+	return floatCPU{b}, nil
+}
+
+type floatCPU struct{ *cpu.Backend }
+
+func (b floatCPU) Forward(c engine.Cache, tokens []int32, logits []float32) error {
+	prev := cpu.Kernels()
+	if err := cpu.SelectKernels("float"); err != nil {
+		return err
+	}
+	defer cpu.SelectKernels(prev)
+	return b.Backend.Forward(c, tokens, logits)
 }
 
 // nilIfFailed returns b as an engine.Backend, or nil (not a typed nil in

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
@@ -45,6 +46,46 @@ func TestCheck(t *testing.T) {
 		err := Check(tc.name)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.HasPrefix(err.Error(), tc.want)) {
 			t.Errorf("%s: Check(%q) = %v, want %q", tc.reason, tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestFloatCPU checks that the reference runs on the float kernels and
+// leaves the process's kernel set as it found it.
+func TestFloatCPU(t *testing.T) {
+	m, err := engine.LoadModel(golden.ModelDir("tiny-mlx-q4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	before := cpu.Kernels()
+	b, err := FloatCPU(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, _ := b.NewCache(8)
+	got := make([]float32, m.Config.VocabSize)
+	if err := b.Forward(c, []int32{1}, got); err != nil {
+		t.Fatal(err)
+	}
+	if cpu.Kernels() != before {
+		t.Errorf("kernel set %s after Forward, was %s", cpu.Kernels(), before)
+	}
+	if err := cpu.SelectKernels("float"); err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.SelectKernels(before)
+	ref, _ := cpu.New(m, cpu.Options{Threads: 1})
+	defer ref.Close()
+	rc, _ := ref.NewCache(8)
+	want := make([]float32, m.Config.VocabSize)
+	if err := ref.Forward(rc, []int32{1}, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("logit %d: %g, the float kernels give %g", i, got[i], want[i])
 		}
 	}
 }

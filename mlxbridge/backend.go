@@ -13,6 +13,7 @@ package mlxbridge
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 
@@ -31,6 +32,15 @@ type Options struct {
 	// MaxBatch bounds how many prompt tokens go through the model
 	// together; 0 means 512.
 	MaxBatch int
+
+	// Reference makes the backend that a library newer than every mlx-c
+	// release Driftwood knows is self-checked against before use (see
+	// SelfCheck): the CPU backend on its float kernels. Without it such
+	// a library is refused, unless DRIFTWOOD_MLXC_TRUST=1.
+	Reference func(*engine.Model) (engine.Backend, error)
+
+	lib     *mlxc.Lib // a loaded library (the tests' fake), used instead of Library
+	checked bool      // the self-check's own New
 }
 
 // Backend runs a Llama model on MLX. Forward is not safe for concurrent
@@ -64,15 +74,23 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if arch := m.Config.Arch(); arch != "llama" && arch != "mistral" {
 		return nil, fmt.Errorf("mlx: %s models run on the CPU backend only, so far (--backend cpu)", arch)
 	}
-	lib, err := open(opt.Library)
-	if err != nil {
-		return nil, err
+	lib := opt.lib
+	if lib == nil {
+		var err error
+		if lib, err = open(opt.Library); err != nil {
+			return nil, err
+		}
+	}
+	if lib.Release.Newer && !opt.checked && os.Getenv(TrustEnvVar) != "1" {
+		if err := selfCheckNewer(lib, opt); err != nil {
+			return nil, err
+		}
 	}
 	b := &Backend{lib: lib, cfg: m.Config, checks: engine.NewChecks("mlx", m), maxBatch: opt.MaxBatch, caches: map[*kvBuffers]struct{}{}}
 	if b.maxBatch <= 0 {
 		b.maxBatch = 512
 	}
-	err = lib.Do(func(t *mlxc.Thread) error {
+	err := lib.Do(func(t *mlxc.Thread) error {
 		dev, err := device(t, opt.Device)
 		if err != nil {
 			return err
@@ -93,6 +111,20 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 		return nil, fmt.Errorf("mlx: %w", err)
 	}
 	return b, nil
+}
+
+// selfCheckNewer runs the self-check on a library newer than every known
+// mlx-c release.
+func selfCheckNewer(lib *mlxc.Lib, opt Options) error {
+	newer := fmt.Sprintf("%s is newer than every mlx-c release this Driftwood knows (%s)", lib.Path, lib.Release.Why)
+	if opt.Reference == nil {
+		return fmt.Errorf("mlx: %s; set %s=1 to use it unchecked, at your own risk", newer, TrustEnvVar)
+	}
+	opt.lib, opt.checked = lib, true
+	if _, err := SelfCheck(opt, opt.Reference); err != nil {
+		return fmt.Errorf("mlx: %s and failed Driftwood's self-check (%v); set %s=1 to use it anyway, at your own risk", newer, err, TrustEnvVar)
+	}
+	return nil
 }
 
 func open(library string) (*mlxc.Lib, error) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/driftwoodlabs/driftwood/backends"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/mlxbridge"
@@ -53,6 +54,19 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 	} else {
 		fmt.Fprintln(out, "GPU: no (this MLX runs on the CPU only)")
 	}
+	r, err := mlxbridge.SelfCheck(mlxbridge.Options{Library: *mlxLib, Device: *device}, backends.FloatCPU)
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "self-check: FAILED: %v\n", err)
+	case lib.Newer:
+		fmt.Fprintf(out, "self-check: %s (run does this check at load, since this mlx-c is newer than any Driftwood knows; %s=1 skips it)\n", r, mlxbridge.TrustEnvVar)
+	default:
+		fmt.Fprintf(out, "self-check: %s (run skips it: this mlx-c release is known)\n", r)
+	}
+	if err != nil && lib.Newer && os.Getenv(mlxbridge.TrustEnvVar) != "1" {
+		fmt.Fprintln(out, "backend: cpu (--backend auto falls back to it; --backend mlx fails)")
+		return nil
+	}
 	dir := *model
 	if dir == "" {
 		if _, err := os.Stat(filepath.Join(defaultDoctorModel, "config.json")); err != nil {
@@ -77,7 +91,7 @@ func smokeTest(out io.Writer, dir, mlxLib, device string) error {
 		token = *b
 	}
 	start := time.Now()
-	mb, err := mlxbridge.New(m, mlxbridge.Options{Library: mlxLib, Device: device})
+	mb, err := mlxbridge.New(m, mlxbridge.Options{Library: mlxLib, Device: device, Reference: backends.FloatCPU})
 	if err != nil {
 		return fmt.Errorf("smoke test: %w", err)
 	}

@@ -82,7 +82,7 @@ func TestErrorHandlerAndStickyErrors(t *testing.T) {
 	if n := len(f.callsNamed("mlx_set_error_handler")); n != 1 || f.calls[0].name != "mlx_set_error_handler" {
 		t.Errorf("the error handler must be installed first, once: calls %v", f.calls)
 	}
-	f.fail["mlx_matmul"] = "[matmul] Last dimension of first input with shape (1,4) must match second to last dimension of second input with shape (3,4)."
+	f.Fail["mlx_matmul"] = "[matmul] Last dimension of first input with shape (1,4) must match second to last dimension of second input with shape (3,4)."
 	f.reset()
 	err := lib.Do(func(t *Thread) error {
 		t.Use(t.DefaultStream(CPU))
@@ -99,7 +99,7 @@ func TestErrorHandlerAndStickyErrors(t *testing.T) {
 	if n := len(f.callsNamed("mlx_add")) + len(f.callsNamed("mlx_eval")); n != 0 {
 		t.Errorf("%d calls after the failure, want none", n)
 	}
-	delete(f.fail, "mlx_matmul")
+	delete(f.Fail, "mlx_matmul")
 	if err := lib.Do(func(t *Thread) error {
 		t.Use(t.DefaultStream(CPU))
 		t.Matmul(t.Zeros([]int{2}, Float32), t.Zeros([]int{2}, Float32))
