@@ -134,6 +134,12 @@ func (m *App) onModelLoaded(msg modelLoadedMsg) tea.Cmd {
 	chat, cmd := newChatPage(chatDeps{common: m.common, notice: m.notice, logs: m.logs, hist: m.hist,
 		ctx: m.ctx, opt: m.opt, work: m.work, pace: m.pace}, msg)
 	m.chat = chat
+	if m.opt.BackendNote != nil {
+		if note := m.opt.BackendNote(); note != "" {
+			m.notice.say(note)
+			m.logs.add(logLine{source: "driftwood", text: note})
+		}
+	}
 	return tea.Batch(cmd, m.models.remember())
 }
 

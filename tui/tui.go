@@ -65,6 +65,10 @@ type Options struct {
 	// NewBackend prepares a loaded model for its backend; nil means the
 	// CPU backend with Config.Threads. It must not write to the terminal.
 	NewBackend func(*engine.Model) (engine.Backend, error)
+	// BackendNote, when set, returns what NewBackend had to say (such as
+	// why the GPU is unused), shown in the status area once the model
+	// is loaded and kept in the log pane; "" for nothing.
+	BackendNote func() string
 	// Keys and Styles replace the defaults when set.
 	Keys   *KeyMap
 	Styles func(isDark bool) *Styles

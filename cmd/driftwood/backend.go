@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
+	"sync"
 
 	"github.com/driftwoodlabs/driftwood/backends"
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -45,6 +47,7 @@ func selectBackend(name string, threads int, mlxLib string, errOut io.Writer) fu
 		return open(name)
 	}
 	onCPU, onMLX := open("cpu"), open("mlx")
+	said := ""
 	return func(m *engine.Model) (engine.Backend, error) {
 		lib, err := mlxbridge.Load(mlxLib)
 		if err == nil && !lib.GPU {
@@ -56,12 +59,60 @@ func selectBackend(name string, threads int, mlxLib string, errOut io.Writer) fu
 				return b, nil
 			}
 		}
-		// Without MLX on Linux the CPU backend is simply the backend; a
-		// Mac without mlx-c, or a library that does not work, is worth
-		// a note.
-		if !mlxbridge.IsNotFound(err) || runtime.GOOS == "darwin" {
-			fmt.Fprintf(errOut, "driftwood: using the CPU backend: %v\n", err)
+		if note := fallbackNote(hostOS, err); note != "" && note != said {
+			said = note // once: a chat that loads another model says it again only if it changed
+			fmt.Fprintf(errOut, "driftwood: %s\n", note)
 		}
 		return onCPU(m)
 	}
+}
+
+// hostOS is runtime.GOOS; the tests set it to check a Mac's notes
+// anywhere.
+var hostOS = runtime.GOOS
+
+// macNoMLX is auto's note on a Mac without mlx-c.
+const macNoMLX = "the GPU is unused: mlx-c is not installed (brew install mlx-c); running on the CPU backend"
+
+// fallbackNote is the line auto writes when MLX could not be used for
+// err, on goos: on a Mac a missing libmlxc means an idle GPU and says how
+// to get it; elsewhere the CPU backend is simply the backend, so nothing
+// is said; a library that was found and does not work is always named.
+func fallbackNote(goos string, err error) string {
+	switch {
+	case mlxbridge.IsNotFound(err) && goos == "darwin":
+		return macNoMLX
+	case mlxbridge.IsNotFound(err):
+		return ""
+	}
+	return "using the CPU backend: " + err.Error()
+}
+
+// noteBox keeps the lines selectBackend writes for the chat, which shows
+// them in its status area instead of on the terminal it draws.
+type noteBox struct {
+	mu   sync.Mutex
+	text string
+}
+
+func (n *noteBox) Write(p []byte) (int, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.text += string(p)
+	return len(p), nil
+}
+
+// take returns the lines written since the last take, without the
+// "driftwood: " prefix the terminal gets, on one line.
+func (n *noteBox) take() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(n.text), "\n") {
+		if l != "" {
+			lines = append(lines, strings.TrimPrefix(l, "driftwood: "))
+		}
+	}
+	n.text = ""
+	return strings.Join(lines, "; ")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func TestSelectBackendWithoutLibrary(t *testing.T) {
 		}
 		if note := errOut.String(); tc.note != (note != "") || strings.Count(note, "\n") > 1 {
 			t.Errorf("%s: note %q", tc.reason, note)
-		} else if tc.note && !strings.Contains(note, "libmlxc not found") {
+		} else if tc.note && note != "driftwood: "+macNoMLX+"\n" {
 			t.Errorf("%s: the note %q does not say why", tc.reason, note)
 		}
 	}
@@ -84,5 +85,59 @@ func TestSelectBackendWithLibrary(t *testing.T) {
 		if b != nil {
 			b.Close()
 		}
+	}
+}
+
+// TestFallbackNote checks auto's note for each platform without running
+// on it: a Mac without mlx-c hears, once and in one line, that the GPU is
+// unused and how to fix it; Linux without it hears nothing; a library
+// that is there and unusable is named everywhere.
+func TestFallbackNote(t *testing.T) {
+	t.Setenv(mlxbridge.EnvVar, "/nonexistent/libmlxc.dylib")
+	_, notFound := mlxbridge.Load("")
+	if !mlxbridge.IsNotFound(notFound) {
+		t.Fatalf("Load = %v, want not found", notFound)
+	}
+	broken := errors.New("/opt/homebrew/lib/libmlxc.dylib is mlx-c 0.1.2; Driftwood needs mlx-c 0.2.0 or newer (brew upgrade mlx-c)")
+	for _, tc := range []struct {
+		reason, goos string
+		err          error
+		want         string
+	}{
+		{"a Mac without mlx-c: the GPU is unused, and the command", "darwin", notFound, "the GPU is unused: mlx-c is not installed (brew install mlx-c); running on the CPU backend"},
+		{"Linux without it: the CPU backend is the norm", "linux", notFound, ""},
+		{"a found library that cannot be used, on a Mac", "darwin", broken, "using the CPU backend: " + broken.Error()},
+		{"and on Linux", "linux", broken, "using the CPU backend: " + broken.Error()},
+	} {
+		if got := fallbackNote(tc.goos, tc.err); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.reason, got, tc.want)
+		}
+	}
+}
+
+// TestChatGetsTheNote checks that the chat's backend selection keeps the
+// note for the status area, once, rather than writing to the terminal.
+func TestChatGetsTheNote(t *testing.T) {
+	t.Setenv(mlxbridge.EnvVar, "/nonexistent/libmlxc.so")
+	t.Setenv(mlxbridge.TrustEnvVar, "")
+	m := loadTiny(t)
+	defer func(os string) { hostOS = os }(hostOS)
+	hostOS = "darwin"
+	notes := &noteBox{}
+	pick := selectBackend("auto", 1, "", notes)
+	for range 2 {
+		b, err := pick(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	got := notes.take()
+	if got != macNoMLX {
+		t.Errorf("after two loads on a Mac without mlx-c, the note is %q; want it once", got)
+	}
+	notes.Write([]byte("driftwood: using the CPU backend: x\n"))
+	if got := notes.take(); got != "using the CPU backend: x" || notes.take() != "" {
+		t.Errorf("take = %q, want the line without its prefix, once", got)
 	}
 }

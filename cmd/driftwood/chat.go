@@ -75,6 +75,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 			return tui.Options{}, err
 		}
 	}
+	notes := &noteBox{}
 	return tui.Options{
 		Model:          *model,
 		Config:         cfg,
@@ -87,7 +88,8 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		NoHistory:      *noHistory || cfg.NoHistory,
 		Prefixes:       cfg.Prefixes(),
 		// The status bar names the backend; a fallback note must not
-		// draw over the screen.
-		NewBackend: selectBackend(*backend, cfg.Threads, *mlxLib, io.Discard),
+		// draw over the screen: the chat shows it in its status area.
+		NewBackend:  selectBackend(*backend, cfg.Threads, *mlxLib, notes),
+		BackendNote: notes.take,
 	}, nil
 }
