@@ -71,7 +71,7 @@ func releaseIndex(name string) int {
 }
 
 // detect recognises the release of the library at path: the newest
-// release all of whose markers it has (found by lookup), then whether it
+// release one of whose markers it has (found by lookup), then whether it
 // exports functions no release read declares (exports, nil when the
 // symbol table could not be read: then it is taken as possibly newer).
 //
@@ -86,12 +86,13 @@ func detect(path string, lookup func(string) bool, exports []string) (Release, e
 		if len(m) == 0 {
 			continue
 		}
-		all := true
+		// Any one marker will do: a build may leave out a function its
+		// headers declare, but no release has a later release's markers.
 		for _, name := range m {
-			all = all && lookup(name)
-		}
-		if all {
-			found = i
+			if lookup(name) {
+				found = i
+				break
+			}
 		}
 	}
 	if found < 0 {
@@ -111,6 +112,9 @@ func detect(path string, lookup func(string) bool, exports []string) (Release, e
 	r := Release{Name: releases[found].name, index: found}
 	for j := found - 1; j >= 0 && len(markers(j+1)) == 0; j-- {
 		r.Name = releases[j].name + " or " + r.Name
+	}
+	if found == 0 {
+		r.Name += " or older" // the oldest read has every function as its markers
 	}
 	if found < releaseIndex(MinCAPI) {
 		return r, &TooOldError{Path: path, Found: r.Name}
