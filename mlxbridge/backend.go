@@ -69,7 +69,10 @@ var _ engine.Backend = (*Backend)(nil)
 //
 // When the library is absent, an error listing every place looked at;
 // when it is not a usable libmlxc, one naming the file and each missing
-// function; an MLX error naming the failed call.
+// function (or an mlx-c older than MinCAPI, with the upgrade command);
+// for a library newer than every mlx-c release Driftwood knows, the
+// self-check's failure (see SelfCheck and TrustEnvVar); an MLX error
+// naming the failed call.
 func New(m *engine.Model, opt Options) (*Backend, error) {
 	if arch := m.Config.Arch(); arch != "llama" && arch != "mistral" {
 		return nil, fmt.Errorf("mlx: %s models run on the CPU backend only, so far (--backend cpu)", arch)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
@@ -126,5 +127,38 @@ func TestSelfCheckRealLibrary(t *testing.T) {
 			t.Fatalf("device %q: %v", dev, err)
 		}
 		t.Logf("self-check on %s: %s", dev, r)
+	}
+}
+
+// TestNewerRealLibraryIsSelfChecked takes the real library for a newer
+// release than any known: New must run the self-check (and pass it)
+// before loading the model; it logs what that adds to the load.
+func TestNewerRealLibraryIsSelfChecked(t *testing.T) {
+	requireLibrary(t)
+	lib, err := open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := lib.Release
+	defer func() { lib.Release = saved }()
+	m, err := selfCheckModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func() time.Duration {
+		start := time.Now()
+		b, err := New(m, Options{lib: lib, Device: "cpu", Reference: floatCPU(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		return time.Since(start)
+	}
+	known := load()
+	lib.MarkNewer("the test says so")
+	newer := load()
+	t.Logf("New on the self-check's model: %s for a known release, %s for a newer one (the self-check included)", known, newer)
+	if newer < known {
+		t.Errorf("the newer library loaded faster (%s < %s): was the self-check run?", newer, known)
 	}
 }
