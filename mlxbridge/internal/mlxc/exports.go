@@ -21,7 +21,7 @@ func exportedNames(path string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
+		out := []string{} // empty, not nil: the table was read
 		for _, s := range syms {
 			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF && strings.HasPrefix(s.Name, "mlx_") {
 				out = append(out, s.Name)
@@ -42,7 +42,7 @@ func exportedNames(path string) ([]string, error) {
 		return nil, errors.New("neither ELF nor Mach-O")
 	}
 	seen := map[string]bool{}
-	var out []string
+	out := []string{}
 	for _, f := range files {
 		if f.Symtab == nil {
 			return nil, errors.New("no symbol table")
