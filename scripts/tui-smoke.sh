@@ -35,6 +35,11 @@ model="$PWD/testdata/models/tiny-f32"
 env=(env XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
 	XDG_CACHE_HOME="$work/cache" HF_HOME="$work/hf" HF_HUB_OFFLINE=1 TERM=xterm-256color)
 
+# Short, reproducible replies: a long one at a fresh seed could fill the
+# window and scroll the typed message off the 30-line pane.
+mkdir -p "$work/config/driftwood"
+printf 'max_tokens = 32\n[sampling]\nseed = 7\n' >"$work/config/driftwood/config.toml"
+
 fail() {
 	echo "tui-smoke: $1; the pane was:" >&2
 	tmux -S "$sock" capture-pane -p -t dw >&2 || true
