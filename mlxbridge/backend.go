@@ -74,9 +74,6 @@ var _ engine.Backend = (*Backend)(nil)
 // self-check's failure (see SelfCheck and TrustEnvVar); an MLX error
 // naming the failed call.
 func New(m *engine.Model, opt Options) (*Backend, error) {
-	if arch := m.Config.Arch(); arch != "llama" && arch != "mistral" {
-		return nil, fmt.Errorf("mlx: %s models run on the CPU backend only, so far (--backend cpu)", arch)
-	}
 	lib := opt.lib
 	if lib == nil {
 		var err error

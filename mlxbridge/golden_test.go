@@ -1,6 +1,7 @@
 package mlxbridge
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -58,14 +59,16 @@ var maxDiff = golden.MaxDiff
 
 // TestConformance runs the backend contract's conformance check (golden
 // logits, greedy and incremental decoding, KV round trip, refused calls,
-// Close) on MLX's CPU device, where float32 meets the tolerances.
+// Close) on MLX's CPU device, where float32 meets the tolerances, for the
+// Llama and the Qwen test models.
 func TestConformance(t *testing.T) {
 	requireLibrary(t)
-	golden.CheckBackend(t, func(t *testing.T, m *engine.Model) engine.Backend {
+	models := append(slices.Clone(golden.Models), golden.QwenModels...)
+	golden.CheckBackendWithin(t, models, func(t *testing.T, m *engine.Model) engine.Backend {
 		b, err := New(m, Options{Device: "cpu"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
-	})
+	}, func(*engine.Model) golden.Numerics { return golden.Float })
 }

@@ -52,15 +52,30 @@ func (b *Backend) forward(t *mlxc.Thread, c *cache, tokens []int32, out logitsMo
 func (b *Backend) attention(t *mlxc.Thread, l *layer, c *cache, layer, n int, h *mlxc.Array) *mlxc.Array {
 	cfg := b.cfg
 	hd := cfg.HeadDim
-	q := heads(t, l.qProj.mul(t, h), n, cfg.NumAttentionHeads, hd)
-	k := heads(t, l.kProj.mul(t, h), n, cfg.NumKeyValueHeads, hd)
-	v := heads(t, l.vProj.mul(t, h), n, cfg.NumKeyValueHeads, hd)
+	// qkv, with Qwen2's biases
+	q := heads(t, withBias(t, l.qProj.mul(t, h), l.qBias), n, cfg.NumAttentionHeads, hd)
+	k := heads(t, withBias(t, l.kProj.mul(t, h), l.kBias), n, cfg.NumKeyValueHeads, hd)
+	v := heads(t, withBias(t, l.vProj.mul(t, h), l.vBias), n, cfg.NumKeyValueHeads, hd)
+	if l.qNorm != nil {
+		// Qwen3: RMSNorm of each query and key head before RoPE
+		eps := float32(cfg.RMSNormEps)
+		q, k = t.RMSNorm(q, l.qNorm, eps), t.RMSNorm(k, l.kNorm, eps)
+	}
+	// RoPE
 	q = t.RoPE(q, hd, c.n, b.w.ropeFreqs)
 	k = t.RoPE(k, hd, c.n, b.w.ropeFreqs)
 	keys, values := c.append(t, layer, n, k, v)
 	o := t.Attention(q, keys, values, float32(1/math.Sqrt(float64(hd))), n > 1)
 	o = t.Reshape(t.Transpose(o, 0, 2, 1, 3), 1, n, cfg.NumAttentionHeads*hd)
 	return l.oProj.mul(t, o)
+}
+
+// withBias is x + bias, or x when there is no bias.
+func withBias(t *mlxc.Thread, x, bias *mlxc.Array) *mlxc.Array {
+	if bias == nil {
+		return x
+	}
+	return t.Add(x, bias)
 }
 
 // heads splits (1, n, heads·hd) into (1, heads, n, hd).

@@ -23,6 +23,10 @@ type layer struct {
 	inputLayernorm, postAttentionLayernorm *mlxc.Array // (hidden) float32
 	qProj, kProj, vProj, oProj             matrix
 	gateProj, upProj, downProj             matrix
+	// Qwen2's projection biases and Qwen3's per-head norms (float32),
+	// nil where the architecture has none.
+	qBias, kBias, vBias *mlxc.Array
+	qNorm, kNorm        *mlxc.Array // (head_dim)
 }
 
 // matrix is a weight matrix of logical shape (out, in) in its stored form:
@@ -70,6 +74,12 @@ func (b *Backend) load(t *mlxc.Thread, w *engine.Weights) error {
 		dst.inputLayernorm, dst.postAttentionLayernorm = l.vector(&src.InputLayernorm), l.vector(&src.PostAttentionLayernorm)
 		dst.qProj, dst.kProj, dst.vProj, dst.oProj = l.matrix(&src.QProj), l.matrix(&src.KProj), l.matrix(&src.VProj), l.matrix(&src.OProj)
 		dst.gateProj, dst.upProj, dst.downProj = l.matrix(&src.GateProj), l.matrix(&src.UpProj), l.matrix(&src.DownProj)
+		if b.cfg.QKVBias() {
+			dst.qBias, dst.kBias, dst.vBias = l.vector(&src.QBias), l.vector(&src.KBias), l.vector(&src.VBias)
+		}
+		if b.cfg.QKNorm() {
+			dst.qNorm, dst.kNorm = l.vector(&src.QNorm), l.vector(&src.KNorm)
+		}
 	}
 	inv := b.cfg.InvFreq()
 	wavelengths := make([]float32, len(inv))
