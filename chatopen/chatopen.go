@@ -24,6 +24,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 	"github.com/driftwoodlabs/driftwood/hub"
+	"github.com/driftwoodlabs/driftwood/internal/xdg"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -43,7 +44,13 @@ type Options struct {
 	// NewBackend prepares the loaded model for the chosen backend; nil
 	// means the CPU backend with Threads.
 	NewBackend func(*engine.Model) (engine.Backend, error)
+	// TokenizerCache is the folder of decoded tokenizers
+	// (tokenizer.LoadCached; DefaultTokenizerCache); "" means none.
+	TokenizerCache string
 }
+
+// DefaultTokenizerCache is $XDG_CACHE_HOME/driftwood/tokenizers.
+func DefaultTokenizerCache() string { return xdg.Cache("tokenizers") }
 
 // Loaded is a model ready to generate: its weights prepared for a
 // backend, and its tokenizer and chat template when the folder has them.
@@ -87,7 +94,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	}
 	m.Prefault() // on the other core while the tokenizer loads
 	l := &Loaded{Name: name, Weights: m}
-	if err := l.loadText(dir); err != nil {
+	if err := l.loadText(dir, opt.TokenizerCache); err != nil {
 		m.Close()
 		return nil, err
 	}
@@ -105,13 +112,13 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	return l, nil
 }
 
-func (l *Loaded) loadText(dir string) error {
+func (l *Loaded) loadText(dir, tokenizerCache string) error {
 	path := filepath.Join(dir, "tokenizer.json")
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
 	var err error
-	if l.Tok, err = tokenizer.Load(path); err != nil {
+	if l.Tok, err = tokenizer.LoadCached(path, tokenizerCache); err != nil {
 		return err
 	}
 	if err := l.Weights.CheckVocabulary(path, l.Tok.VocabSize()); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
@@ -120,5 +121,37 @@ func TestChatMLBaseModelStopsAtEndOfTurn(t *testing.T) {
 		}
 		cache.Close()
 		l.Close()
+	}
+}
+
+// TestTokenizerCache: with a tokenizer cache, the first open writes the
+// decoded tokenizer.json there and the next reads it, with the same
+// tokenizer (fingerprint and a tokenisation).
+func TestTokenizerCache(t *testing.T) {
+	cache := t.TempDir()
+	open := func() *Loaded {
+		t.Helper()
+		l, err := Open(context.Background(), golden.ModelDir("tiny-f32"), Options{Threads: 1, Hub: &hub.Options{Offline: true, CacheDir: t.TempDir()}, TokenizerCache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Close)
+		return l
+	}
+	first := open()
+	var entries []string
+	for range 500 {
+		if entries, _ = filepath.Glob(filepath.Join(cache, "*.bin")); len(entries) == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("%d cache entries, want 1", len(entries))
+	}
+	second := open()
+	text := "Hello, world: 42 rivers."
+	if second.Tok.Fingerprint() != first.Tok.Fingerprint() || !slices.Equal(second.Tok.Encode(text), first.Tok.Encode(text)) {
+		t.Error("the tokenizer read from the cache differs from the file's")
 	}
 }

@@ -67,7 +67,7 @@ func waitProgress(ch <-chan progressReportedMsg) tea.Cmd {
 // openModel loads the model and starts a conversation and its controller
 // host.
 func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Options, progress func(hub.ProgressReport)) modelLoadedMsg {
-	mod, err := chatopen.Open(ctx, name, chatopen.Options{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend})
+	mod, err := chatopen.Open(ctx, name, chatopen.Options{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend, TokenizerCache: opt.TokenizerCache})
 	if err != nil {
 		return modelLoadedMsg{err: err}
 	}

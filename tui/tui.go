@@ -59,6 +59,8 @@ type Options struct {
 	NoHistory   bool
 	// Prefixes is the prefix cache new chats start from (nil: none).
 	Prefixes *sessions.Prefixes
+	// TokenizerCache keeps decoded tokenizers ("" for none).
+	TokenizerCache string
 	// Hub resolves repo ids and lists the cached models; nil means
 	// hub.OptionsFromEnv().
 	Hub *hub.Options

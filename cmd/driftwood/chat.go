@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/driftwoodlabs/driftwood/backends"
+	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/sessions"
@@ -87,6 +88,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		CompileCache:   controllers.DefaultCacheDir(),
 		NoHistory:      *noHistory || cfg.NoHistory,
 		Prefixes:       cfg.Prefixes(),
+		TokenizerCache: chatopen.DefaultTokenizerCache(),
 		// The status bar names the backend; a fallback note must not
 		// draw over the screen: the chat shows it in its status area.
 		NewBackend:  selectBackend(*backend, cfg.Threads, *mlxLib, notes),

@@ -114,7 +114,8 @@ func (g *genFlags) parse(args []string) error {
 
 // openOptions says how to open the model the flags name.
 func (g *genFlags) openOptions(errOut io.Writer) chatopen.Options {
-	return chatopen.Options{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.threads, g.mlxLib, errOut)}
+	return chatopen.Options{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.threads, g.mlxLib, errOut),
+		TokenizerCache: chatopen.DefaultTokenizerCache()}
 }
 
 // samplingSet reports whether any sampling flag was given.

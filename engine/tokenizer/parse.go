@@ -154,6 +154,15 @@ func typeOf(raw json.RawMessage) string {
 }
 
 func parse(data []byte) (*Tokenizer, error) {
+	f, err := decodeFile(data)
+	if err != nil {
+		return nil, err
+	}
+	return build(f)
+}
+
+// decodeFile decodes a tokenizer.json and checks that it is a BPE model.
+func decodeFile(data []byte) (*fileJSON, error) {
 	var f fileJSON
 	// One pass over the file: a type mismatch (say, a Unigram model's list
 	// vocabulary) still fills the other fields, so the model type can be
@@ -173,6 +182,11 @@ func parse(data []byte) (*Tokenizer, error) {
 	case err != nil:
 		return nil, err
 	}
+	return &f, nil
+}
+
+// build makes the tokenizer a decoded file describes.
+func build(f *fileJSON) (*Tokenizer, error) {
 	m := f.Model
 	switch {
 	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":

@@ -1,0 +1,154 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// loadFromCache loads path through an empty cache, waits for the entry,
+// and loads it again from the entry, which it returns too.
+func loadFromCache(t *testing.T, path string) (*Tokenizer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := LoadCached(path, dir); err != nil {
+		t.Fatal(err)
+	}
+	var entry string
+	for range 500 {
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
+			entry = m[0]
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if entry == "" {
+		t.Fatal("no cache entry was written")
+	}
+	tok, err := LoadCached(path, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, entry
+}
+
+// TestCacheRoundTrip: an entry decodes to exactly the file's decoded form,
+// and a tokenizer built from it passes the golden rows and has the file's
+// fingerprint.
+func TestCacheRoundTrip(t *testing.T) {
+	for _, path := range []string{llama3Path, mistralPath, qwen3Path, tinyPath} {
+		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+			tok, entry := loadFromCache(t, path)
+			want, err := decodeFile(readData(t, path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readCache(entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameFile(t, got, want) {
+				t.Fatal("the cache entry decodes to another file than the tokenizer.json")
+			}
+			plain, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok.Fingerprint() != plain.Fingerprint() || tok.VocabSize() != plain.VocabSize() {
+				t.Errorf("fingerprint %s, vocabulary %d; Load: %s, %d", tok.Fingerprint(), tok.VocabSize(), plain.Fingerprint(), plain.VocabSize())
+			}
+		})
+	}
+	tok, _ := loadFromCache(t, llama3Path)
+	rows := readRows(t, llama3Rows)
+	if pass := checkRows(t, tok, rows); pass != len(rows) {
+		t.Errorf("from the cache, %d of %d Llama 3 rows pass", pass, len(rows))
+	}
+}
+
+// TestCacheDamage: a damaged or foreign entry is passed over (the
+// tokenizer is still right) and written again.
+func TestCacheDamage(t *testing.T) {
+	_, entry := loadFromCache(t, tinyPath)
+	good, _ := os.ReadFile(entry)
+	for name, bad := range map[string][]byte{
+		"truncated":     good[:len(good)/2],
+		"a flipped bit": flipped(good, len(good)/2),
+		"empty":         {},
+	} {
+		os.WriteFile(entry, bad, 0o600)
+		if _, err := readCache(entry); err == nil {
+			t.Errorf("%s: read as an entry", name)
+		}
+		tok, err := LoadCached(tinyPath, filepath.Dir(entry))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		rows := readRows(t, tinyRows)
+		if pass := checkRows(t, tok, rows); pass != len(rows) {
+			t.Errorf("%s: %d of %d rows pass", name, pass, len(rows))
+		}
+		for range 500 {
+			if _, err := readCache(entry); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := readCache(entry); err != nil {
+			t.Errorf("%s: the entry was not written again: %v", name, err)
+		}
+	}
+}
+
+// sameFile compares decoded files, their raw JSON parts compacted (the
+// entry holds them compacted).
+func sameFile(t *testing.T, a, b *fileJSON) bool {
+	t.Helper()
+	compact := func(raw json.RawMessage) string {
+		if len(raw) == 0 {
+			return "null"
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	for _, f := range []*fileJSON{a, b} {
+		f.Normalizer, f.PreTokenizer = json.RawMessage(compact(f.Normalizer)), json.RawMessage(compact(f.PreTokenizer))
+		f.Decoder, f.PostProcessor = json.RawMessage(compact(f.Decoder)), json.RawMessage(compact(f.PostProcessor))
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func flipped(b []byte, at int) []byte {
+	c := append([]byte(nil), b...)
+	c[at] ^= 0x10
+	return c
+}
+
+// FuzzDecodeCache: any bytes either decode or are refused, without a
+// panic; seeded with a real entry, so mutations reach every field.
+func FuzzDecodeCache(f *testing.F) {
+	file, err := decodeFile(readData(f, tinyPath))
+	if err != nil {
+		f.Fatal(err)
+	}
+	enc, err := encodeCache(file)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(enc)
+	f.Add([]byte(cacheMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if file, err := decodeCache(data); err == nil {
+			if _, err := build(file); err != nil {
+				return // a whole entry of a file build refuses
+			}
+		}
+	})
+}
