@@ -84,7 +84,7 @@ func TestControllerFileOverridesShipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	// minimal.wat stops every reply after 8 tokens and constrains nothing.
-	_, st := runStats(t, "--prompt", "Hello", "--controller", "regex", "--controller-arg", "[a-z]", "--max-tokens", "32")
+	_, st := runStats(t, "--prompt", "Hello", "--controller", "regex", "--controller-arg", "[a-z]", "--max-tokens", "32", "--ignore-eos")
 	if st.Stats.GenTokens != 8 || st.Stats.Stop != "controller" {
 		t.Errorf("regex with regex.wat in the folder: %d tokens, stop %q: want minimal.wat's 8", st.Stats.GenTokens, st.Stats.Stop)
 	}
