@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/internal/cachedir"
 	"github.com/driftwoodlabs/driftwood/internal/xdg"
 )
 
@@ -108,45 +108,6 @@ func (p *Prefixes) Keep(seq *engine.Sequence, m *engine.Model, tok string, prefi
 	if err := write(path, meta, kv.Head(len(prefix)), nil); err != nil {
 		return fmt.Errorf("prefix cache: %w", err)
 	}
-	return p.prune()
-}
-
-// staleTemp is the age after which a temporary file in the folder is a
-// dead writer's.
-const staleTemp = time.Hour
-
-// prune removes the least recently used entries until the folder holds at
-// most Limit bytes, and temporary files older than staleTemp.
-func (p *Prefixes) prune() error {
-	entries, err := os.ReadDir(p.Dir)
-	if err != nil {
-		return fmt.Errorf("prefix cache: %w", err)
-	}
-	type file struct {
-		path string
-		info fs.FileInfo
-	}
-	var files []file
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() {
-			continue
-		}
-		path := filepath.Join(p.Dir, e.Name())
-		switch {
-		case strings.HasSuffix(e.Name(), ".safetensors") && !strings.HasPrefix(e.Name(), "."):
-			files = append(files, file{path, info})
-		case strings.HasPrefix(e.Name(), ".") && time.Since(info.ModTime()) > staleTemp:
-			os.Remove(path)
-		}
-	}
-	slices.SortFunc(files, func(a, b file) int { return b.info.ModTime().Compare(a.info.ModTime()) })
-	var total int64
-	for _, f := range files {
-		total += f.info.Size()
-		if total > p.Limit {
-			os.Remove(f.path)
-		}
-	}
+	cachedir.Trim(p.Dir, ".safetensors", 0, p.Limit)
 	return nil
 }

@@ -12,11 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
+	"github.com/driftwoodlabs/driftwood/internal/cachedir"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
@@ -94,31 +93,7 @@ func writeCache(dir, entry string, f *fileJSON) {
 	if atomicfile.Write(entry, func(w io.Writer) error { _, err := w.Write(data); return err }) != nil {
 		return
 	}
-	// A process that exits mid-write leaves its temporary file.
-	temps, _ := filepath.Glob(filepath.Join(dir, ".*.bin.tmp-*"))
-	for _, p := range temps {
-		if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > time.Hour {
-			os.Remove(p)
-		}
-	}
-	old, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
-	if len(old) <= cacheEntries {
-		return
-	}
-	type file struct {
-		path string
-		mod  int64
-	}
-	var files []file
-	for _, p := range old {
-		if st, err := os.Stat(p); err == nil {
-			files = append(files, file{p, st.ModTime().UnixNano()})
-		}
-	}
-	slices.SortFunc(files, func(a, b file) int { return int(b.mod - a.mod) })
-	for _, f := range files[min(cacheEntries, len(files)):] {
-		os.Remove(f.path)
-	}
+	cachedir.Trim(dir, ".bin", cacheEntries, 0)
 }
 
 // encodeCache writes f in the cache format.

@@ -51,6 +51,7 @@ var ranks = map[string]int{
 	"controllers/abi":             1,
 	"engine/cpu/internal/vnnigen": 1,
 	"internal/atomicfile":         1,
+	"internal/cachedir":           1,
 	"internal/flock":              1,
 	"internal/limitedfile":        1,
 	"internal/sysmem":             1,
