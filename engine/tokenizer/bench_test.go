@@ -3,8 +3,10 @@ package tokenizer
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var benchWords = strings.Fields(`the of and to in is was that for it as with be on
@@ -100,6 +102,26 @@ func benchEncode(b *testing.B, tok *Tokenizer) {
 func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
 		if _, err := Load(llama3Path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadCached is BenchmarkLoad from a warm tokenizer cache
+// (LoadCached): the file is still read and hashed, the JSON is not.
+func BenchmarkLoadCached(b *testing.B) {
+	dir := b.TempDir()
+	if _, err := LoadCached(llama3Path, dir); err != nil {
+		b.Fatal(err)
+	}
+	for range 500 {
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for b.Loop() {
+		if _, err := LoadCached(llama3Path, dir); err != nil {
 			b.Fatal(err)
 		}
 	}
