@@ -89,6 +89,40 @@ pre:
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
+	// Two blocks at a time into two sums, so that the additions into
+	// them do not wait on each other.
+	CMPQ    CX, $2
+	JLT     single
+pair:
+	PREFETCHT0  2048(SI)
+	PREFETCHT0  2112(SI)
+	VMOVDQU64   (SI), Z0
+	VMOVDQU64   64(SI), Z8
+	VPSRLW      $4, Z0, Z1
+	VPSRLW      $4, Z8, Z9
+	VPANDD      Z31, Z0, Z0
+	VPANDD      Z31, Z1, Z1
+	VPANDD      Z31, Z8, Z8
+	VPANDD      Z31, Z9, Z9
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z10, Z10, Z10
+	VPDPBUSD    (AX), Z0, Z2
+	VPDPBUSD    128(AX), Z8, Z10
+	VPDPBUSD    64(AX), Z1, Z2
+	VPDPBUSD    192(AX), Z9, Z10
+	VCVTDQ2PS   Z2, Z2
+	VCVTDQ2PS   Z10, Z10
+	VPERMPS     (DX), Z30, Z3
+	VPERMPS     16(DX), Z30, Z11
+	VFMADD231PS Z3, Z2, Z4
+	VFMADD231PS Z11, Z10, Z5
+	ADDQ        $128, SI
+	ADDQ        $256, AX
+	ADDQ        $32, DX
+	SUBQ        $2, CX
+	CMPQ        CX, $2
+	JGE         pair
+single:
 	TESTQ   CX, CX
 	JZ      tail
 block:
@@ -233,6 +267,40 @@ pre:
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
+	// Two blocks at a time into two sums, so that the additions into
+	// them do not wait on each other.
+	CMPQ    CX, $2
+	JLT     single
+pair:
+	PREFETCHT0  2048(SI)
+	PREFETCHT0  2112(SI)
+	VMOVDQU64   (SI), Z0
+	VMOVDQU64   64(SI), Z8
+	VPSRLW      $4, Z0, Z1
+	VPSRLW      $4, Z8, Z9
+	VPANDD      Z31, Z0, Z0
+	VPANDD      Z31, Z1, Z1
+	VPANDD      Z31, Z8, Z8
+	VPANDD      Z31, Z9, Z9
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z10, Z10, Z10
+	VPDPBUSD    (AX), Z0, Z2
+	VPDPBUSD    128(AX), Z8, Z10
+	VPDPBUSD    64(AX), Z1, Z2
+	VPDPBUSD    192(AX), Z9, Z10
+	VCVTDQ2PS   Z2, Z2
+	VCVTDQ2PS   Z10, Z10
+	VPERMPS     (DX), Z30, Z3
+	VPERMPS     16(DX), Z30, Z11
+	VFMADD231PS Z3, Z2, Z4
+	VFMADD231PS Z11, Z10, Z5
+	ADDQ        $128, SI
+	ADDQ        $256, AX
+	ADDQ        $32, DX
+	SUBQ        $2, CX
+	CMPQ        CX, $2
+	JGE         pair
+single:
 	TESTQ   CX, CX
 	JZ      tail
 block:
@@ -375,6 +443,40 @@ pre:
 	VPXORD  Z4, Z4, Z4
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
+	// Two blocks at a time into two sums, so that the additions into
+	// them do not wait on each other.
+	CMPQ    CX, $2
+	JLT     single
+pair:
+	PREFETCHT0  2048(SI)
+	PREFETCHT0  2112(SI)
+	VMOVDQU64   (SI), Z0
+	VMOVDQU64   64(SI), Z8
+	VPSRLW      $4, Z0, Z1
+	VPSRLW      $4, Z8, Z9
+	VPANDD      Z31, Z0, Z0
+	VPANDD      Z31, Z1, Z1
+	VPANDD      Z31, Z8, Z8
+	VPANDD      Z31, Z9, Z9
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z10, Z10, Z10
+	VPDPBUSD    (AX), Z0, Z2
+	VPDPBUSD    128(AX), Z8, Z10
+	VPDPBUSD    64(AX), Z1, Z2
+	VPDPBUSD    192(AX), Z9, Z10
+	VCVTDQ2PS   Z2, Z2
+	VCVTDQ2PS   Z10, Z10
+	VPERMPS     (DX), Z30, Z3
+	VPERMPS     16(DX), Z30, Z11
+	VFMADD231PS Z3, Z2, Z4
+	VFMADD231PS Z11, Z10, Z5
+	ADDQ        $128, SI
+	ADDQ        $256, AX
+	ADDQ        $32, DX
+	SUBQ        $2, CX
+	CMPQ        CX, $2
+	JGE         pair
+single:
 	TESTQ   CX, CX
 	JZ      tail
 block:

@@ -1,0 +1,59 @@
+package cpu
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countJob counts how often each item is run and checks the workers'
+// numbers.
+type countJob struct {
+	t       *testing.T
+	workers int
+	hits    []atomic.Int32
+}
+
+func (j *countJob) run(lo, hi, worker int) {
+	if worker < 0 || worker >= j.workers {
+		j.t.Errorf("worker %d of %d", worker, j.workers)
+	}
+	for i := lo; i < hi; i++ {
+		j.hits[i].Add(1)
+	}
+}
+
+// TestPool runs many jobs back to back, and some after the workers have
+// gone to sleep, and checks that every item of every job runs exactly
+// once and that close stops the workers.
+func TestPool(t *testing.T) {
+	base := runtime.NumGoroutine()
+	saved := poolSpin
+	poolSpin = 20 * time.Microsecond // the workers go to sleep soon
+	defer func() { poolSpin = saved }()
+	for _, workers := range []int{1, 2, 3, 8} {
+		p := newPool(workers)
+		for i := range 3000 {
+			n, grain := 1+i%97, 1+i%5
+			j := &countJob{t: t, workers: workers, hits: make([]atomic.Int32, n)}
+			p.parallel(j, n, grain)
+			for k := range j.hits {
+				if h := j.hits[k].Load(); h != 1 {
+					t.Fatalf("%d workers, job %d (n %d, grain %d): item %d ran %d times", workers, i, n, grain, k, h)
+				}
+			}
+			if i%500 == 0 {
+				time.Sleep(time.Millisecond) // the workers sleep
+			}
+		}
+		p.close()
+	}
+	// The workers exit.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > base; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after close, %d before", runtime.NumGoroutine(), base)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
