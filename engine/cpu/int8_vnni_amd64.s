@@ -17,7 +17,7 @@
 // tail chunk its 16 even weights, then its 16 odd ones.
 
 // func gemvQ4SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ4SF32VNNI(SB), NOSPLIT, $24-96
+TEXT ·gemvQ4SF32VNNI(SB), NOSPLIT, $32-96
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -39,45 +39,64 @@ TEXT ·gemvQ4SF32VNNI(SB), NOSPLIT, $24-96
 	MOVQ gshift+88(FP), CX
 	SHRQ CX, AX
 	MOVQ AX, groups-16(SP)
+	// The masks of the steps below are the same for every row: K3 (the
+	// groups of sixteen chunks) and K4 (all sixteen) for whole steps, K5
+	// and K6 for the last one when fewer than sixteen chunks are left.
 	SUBQ $5, CX
-	MOVQ CX, gs5-24(SP)
+	MOVQ $16, DX
+	SHRQ CX, DX
+	MOVQ DX, gstep-24(SP)
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K3
+	MOVQ $0xffff, AX
+	KMOVW AX, K4
+	MOVQ chunks-8(SP), AX
+	MOVQ AX, DX
+	SHRQ $4, AX
+	MOVQ AX, steps-32(SP)
+	ANDQ $15, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K6
+	SHRQ CX, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K5
 
 row:
 	// f and β over the row's chunks, sixteen at a time: the scales and
-	// biases of their groups (mask K1), spread to the chunks by Z27
-	// (mask K2).
+	// biases of their groups, spread to the chunks by Z27. AX is the
+	// chunk, R14 its group.
 	XORQ    AX, AX
+	XORQ    R14, R14
 	VPXORD  Z20, Z20, Z20
+	MOVQ    steps-32(SP), CX
+	TESTQ   CX, CX
+	JZ      last
 pre:
-	MOVQ    AX, R14
-	MOVQ    gs5-24(SP), CX
-	SHRQ    CX, R14
-	MOVQ    groups-16(SP), CX
-	SUBQ    R14, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K1
-	MOVQ    chunks-8(SP), CX
-	SUBQ    AX, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K2
-	VMOVUPS.Z   (R8)(R14*4), K1, Z0
+	VMOVUPS.Z   (R8)(R14*4), K3, Z0
 	VPERMPS Z0, Z27, Z0
-	VMULPS.Z (R11)(AX*4), Z0, K2, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K4, Z0
 	VMOVUPS Z0, (R13)(AX*4)
-	VMOVUPS.Z   (R9)(R14*4), K1, Z1
+	VMOVUPS.Z   (R9)(R14*4), K3, Z1
 	VPERMPS Z1, Z27, Z1
-	VFMADD231PS (R12)(AX*4), Z1, K2, Z20
+	VFMADD231PS (R12)(AX*4), Z1, K4, Z20
 	ADDQ    $16, AX
+	ADDQ    gstep-24(SP), R14
+	DECQ    CX
+	JNZ     pre
+last:
 	CMPQ    AX, chunks-8(SP)
-	JLT     pre
+	JGE     ready
+	VMOVUPS.Z   (R8)(R14*4), K5, Z0
+	VPERMPS Z0, Z27, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K6, Z0
+	VMOVUPS Z0, (R13)(AX*4)
+	VMOVUPS.Z   (R9)(R14*4), K5, Z1
+	VPERMPS Z1, Z27, Z1
+	VFMADD231PS (R12)(AX*4), Z1, K6, Z20
+ready:
 	MOVQ    groups-16(SP), R14
 	LEAQ    (R8)(R14*4), R8
 	LEAQ    (R9)(R14*4), R9
@@ -112,8 +131,10 @@ pair:
 	VPDPBUSD    192(AX), Z9, Z10
 	VCVTDQ2PS   Z2, Z2
 	VCVTDQ2PS   Z10, Z10
-	VPERMPS     (DX), Z30, Z3
-	VPERMPS     16(DX), Z30, Z11
+	VBROADCASTF32X4 (DX), Z3
+	VBROADCASTF32X4 16(DX), Z11
+	VPERMPS     Z3, Z30, Z3
+	VPERMPS     Z11, Z30, Z11
 	VFMADD231PS Z3, Z2, Z4
 	VFMADD231PS Z11, Z10, Z5
 	ADDQ        $128, SI
@@ -137,7 +158,8 @@ block:
 	VPDPBUSD    (AX), Z0, Z2
 	VPDPBUSD    64(AX), Z1, Z2
 	VCVTDQ2PS   Z2, Z2
-	VPERMPS     (DX), Z30, Z3
+	VBROADCASTF32X4 (DX), Z3
+	VPERMPS     Z3, Z30, Z3
 	VFMADD231PS Z3, Z2, Z4
 	ADDQ        $64, SI
 	ADDQ        $128, AX
@@ -193,7 +215,7 @@ reduce:
 	RET
 
 // func gemvQ4SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ4SBF16VNNI(SB), NOSPLIT, $24-96
+TEXT ·gemvQ4SBF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -215,47 +237,68 @@ TEXT ·gemvQ4SBF16VNNI(SB), NOSPLIT, $24-96
 	MOVQ gshift+88(FP), CX
 	SHRQ CX, AX
 	MOVQ AX, groups-16(SP)
+	// The masks of the steps below are the same for every row: K3 (the
+	// groups of sixteen chunks) and K4 (all sixteen) for whole steps, K5
+	// and K6 for the last one when fewer than sixteen chunks are left.
 	SUBQ $5, CX
-	MOVQ CX, gs5-24(SP)
+	MOVQ $16, DX
+	SHRQ CX, DX
+	MOVQ DX, gstep-24(SP)
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K3
+	MOVQ $0xffff, AX
+	KMOVW AX, K4
+	MOVQ chunks-8(SP), AX
+	MOVQ AX, DX
+	SHRQ $4, AX
+	MOVQ AX, steps-32(SP)
+	ANDQ $15, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K6
+	SHRQ CX, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K5
 
 row:
 	// f and β over the row's chunks, sixteen at a time: the scales and
-	// biases of their groups (mask K1), spread to the chunks by Z27
-	// (mask K2).
+	// biases of their groups, spread to the chunks by Z27. AX is the
+	// chunk, R14 its group.
 	XORQ    AX, AX
+	XORQ    R14, R14
 	VPXORD  Z20, Z20, Z20
+	MOVQ    steps-32(SP), CX
+	TESTQ   CX, CX
+	JZ      last
 pre:
-	MOVQ    AX, R14
-	MOVQ    gs5-24(SP), CX
-	SHRQ    CX, R14
-	MOVQ    groups-16(SP), CX
-	SUBQ    R14, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K1
-	MOVQ    chunks-8(SP), CX
-	SUBQ    AX, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K2
-	VPMOVZXWD.Z (R8)(R14*2), K1, Z0
+	VPMOVZXWD.Z (R8)(R14*2), K3, Z0
 	VPSLLD      $16, Z0, Z0
 	VPERMPS Z0, Z27, Z0
-	VMULPS.Z (R11)(AX*4), Z0, K2, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K4, Z0
 	VMOVUPS Z0, (R13)(AX*4)
-	VPMOVZXWD.Z (R9)(R14*2), K1, Z1
+	VPMOVZXWD.Z (R9)(R14*2), K3, Z1
 	VPSLLD      $16, Z1, Z1
 	VPERMPS Z1, Z27, Z1
-	VFMADD231PS (R12)(AX*4), Z1, K2, Z20
+	VFMADD231PS (R12)(AX*4), Z1, K4, Z20
 	ADDQ    $16, AX
+	ADDQ    gstep-24(SP), R14
+	DECQ    CX
+	JNZ     pre
+last:
 	CMPQ    AX, chunks-8(SP)
-	JLT     pre
+	JGE     ready
+	VPMOVZXWD.Z (R8)(R14*2), K5, Z0
+	VPSLLD      $16, Z0, Z0
+	VPERMPS Z0, Z27, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K6, Z0
+	VMOVUPS Z0, (R13)(AX*4)
+	VPMOVZXWD.Z (R9)(R14*2), K5, Z1
+	VPSLLD      $16, Z1, Z1
+	VPERMPS Z1, Z27, Z1
+	VFMADD231PS (R12)(AX*4), Z1, K6, Z20
+ready:
 	MOVQ    groups-16(SP), R14
 	LEAQ    (R8)(R14*2), R8
 	LEAQ    (R9)(R14*2), R9
@@ -290,8 +333,10 @@ pair:
 	VPDPBUSD    192(AX), Z9, Z10
 	VCVTDQ2PS   Z2, Z2
 	VCVTDQ2PS   Z10, Z10
-	VPERMPS     (DX), Z30, Z3
-	VPERMPS     16(DX), Z30, Z11
+	VBROADCASTF32X4 (DX), Z3
+	VBROADCASTF32X4 16(DX), Z11
+	VPERMPS     Z3, Z30, Z3
+	VPERMPS     Z11, Z30, Z11
 	VFMADD231PS Z3, Z2, Z4
 	VFMADD231PS Z11, Z10, Z5
 	ADDQ        $128, SI
@@ -315,7 +360,8 @@ block:
 	VPDPBUSD    (AX), Z0, Z2
 	VPDPBUSD    64(AX), Z1, Z2
 	VCVTDQ2PS   Z2, Z2
-	VPERMPS     (DX), Z30, Z3
+	VBROADCASTF32X4 (DX), Z3
+	VPERMPS     Z3, Z30, Z3
 	VFMADD231PS Z3, Z2, Z4
 	ADDQ        $64, SI
 	ADDQ        $128, AX
@@ -371,7 +417,7 @@ reduce:
 	RET
 
 // func gemvQ4SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ4SF16VNNI(SB), NOSPLIT, $24-96
+TEXT ·gemvQ4SF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -393,45 +439,64 @@ TEXT ·gemvQ4SF16VNNI(SB), NOSPLIT, $24-96
 	MOVQ gshift+88(FP), CX
 	SHRQ CX, AX
 	MOVQ AX, groups-16(SP)
+	// The masks of the steps below are the same for every row: K3 (the
+	// groups of sixteen chunks) and K4 (all sixteen) for whole steps, K5
+	// and K6 for the last one when fewer than sixteen chunks are left.
 	SUBQ $5, CX
-	MOVQ CX, gs5-24(SP)
+	MOVQ $16, DX
+	SHRQ CX, DX
+	MOVQ DX, gstep-24(SP)
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K3
+	MOVQ $0xffff, AX
+	KMOVW AX, K4
+	MOVQ chunks-8(SP), AX
+	MOVQ AX, DX
+	SHRQ $4, AX
+	MOVQ AX, steps-32(SP)
+	ANDQ $15, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K6
+	SHRQ CX, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K5
 
 row:
 	// f and β over the row's chunks, sixteen at a time: the scales and
-	// biases of their groups (mask K1), spread to the chunks by Z27
-	// (mask K2).
+	// biases of their groups, spread to the chunks by Z27. AX is the
+	// chunk, R14 its group.
 	XORQ    AX, AX
+	XORQ    R14, R14
 	VPXORD  Z20, Z20, Z20
+	MOVQ    steps-32(SP), CX
+	TESTQ   CX, CX
+	JZ      last
 pre:
-	MOVQ    AX, R14
-	MOVQ    gs5-24(SP), CX
-	SHRQ    CX, R14
-	MOVQ    groups-16(SP), CX
-	SUBQ    R14, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K1
-	MOVQ    chunks-8(SP), CX
-	SUBQ    AX, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K2
-	VCVTPH2PS.Z (R8)(R14*2), K1, Z0
+	VCVTPH2PS.Z (R8)(R14*2), K3, Z0
 	VPERMPS Z0, Z27, Z0
-	VMULPS.Z (R11)(AX*4), Z0, K2, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K4, Z0
 	VMOVUPS Z0, (R13)(AX*4)
-	VCVTPH2PS.Z (R9)(R14*2), K1, Z1
+	VCVTPH2PS.Z (R9)(R14*2), K3, Z1
 	VPERMPS Z1, Z27, Z1
-	VFMADD231PS (R12)(AX*4), Z1, K2, Z20
+	VFMADD231PS (R12)(AX*4), Z1, K4, Z20
 	ADDQ    $16, AX
+	ADDQ    gstep-24(SP), R14
+	DECQ    CX
+	JNZ     pre
+last:
 	CMPQ    AX, chunks-8(SP)
-	JLT     pre
+	JGE     ready
+	VCVTPH2PS.Z (R8)(R14*2), K5, Z0
+	VPERMPS Z0, Z27, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K6, Z0
+	VMOVUPS Z0, (R13)(AX*4)
+	VCVTPH2PS.Z (R9)(R14*2), K5, Z1
+	VPERMPS Z1, Z27, Z1
+	VFMADD231PS (R12)(AX*4), Z1, K6, Z20
+ready:
 	MOVQ    groups-16(SP), R14
 	LEAQ    (R8)(R14*2), R8
 	LEAQ    (R9)(R14*2), R9
@@ -466,8 +531,10 @@ pair:
 	VPDPBUSD    192(AX), Z9, Z10
 	VCVTDQ2PS   Z2, Z2
 	VCVTDQ2PS   Z10, Z10
-	VPERMPS     (DX), Z30, Z3
-	VPERMPS     16(DX), Z30, Z11
+	VBROADCASTF32X4 (DX), Z3
+	VBROADCASTF32X4 16(DX), Z11
+	VPERMPS     Z3, Z30, Z3
+	VPERMPS     Z11, Z30, Z11
 	VFMADD231PS Z3, Z2, Z4
 	VFMADD231PS Z11, Z10, Z5
 	ADDQ        $128, SI
@@ -491,7 +558,8 @@ block:
 	VPDPBUSD    (AX), Z0, Z2
 	VPDPBUSD    64(AX), Z1, Z2
 	VCVTDQ2PS   Z2, Z2
-	VPERMPS     (DX), Z30, Z3
+	VBROADCASTF32X4 (DX), Z3
+	VPERMPS     Z3, Z30, Z3
 	VFMADD231PS Z3, Z2, Z4
 	ADDQ        $64, SI
 	ADDQ        $128, AX
@@ -547,7 +615,7 @@ reduce:
 	RET
 
 // func gemvQ8SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ8SF32VNNI(SB), NOSPLIT, $24-96
+TEXT ·gemvQ8SF32VNNI(SB), NOSPLIT, $32-96
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -568,45 +636,64 @@ TEXT ·gemvQ8SF32VNNI(SB), NOSPLIT, $24-96
 	MOVQ gshift+88(FP), CX
 	SHRQ CX, AX
 	MOVQ AX, groups-16(SP)
+	// The masks of the steps below are the same for every row: K3 (the
+	// groups of sixteen chunks) and K4 (all sixteen) for whole steps, K5
+	// and K6 for the last one when fewer than sixteen chunks are left.
 	SUBQ $5, CX
-	MOVQ CX, gs5-24(SP)
+	MOVQ $16, DX
+	SHRQ CX, DX
+	MOVQ DX, gstep-24(SP)
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K3
+	MOVQ $0xffff, AX
+	KMOVW AX, K4
+	MOVQ chunks-8(SP), AX
+	MOVQ AX, DX
+	SHRQ $4, AX
+	MOVQ AX, steps-32(SP)
+	ANDQ $15, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K6
+	SHRQ CX, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K5
 
 row:
 	// f and β over the row's chunks, sixteen at a time: the scales and
-	// biases of their groups (mask K1), spread to the chunks by Z27
-	// (mask K2).
+	// biases of their groups, spread to the chunks by Z27. AX is the
+	// chunk, R14 its group.
 	XORQ    AX, AX
+	XORQ    R14, R14
 	VPXORD  Z20, Z20, Z20
+	MOVQ    steps-32(SP), CX
+	TESTQ   CX, CX
+	JZ      last
 pre:
-	MOVQ    AX, R14
-	MOVQ    gs5-24(SP), CX
-	SHRQ    CX, R14
-	MOVQ    groups-16(SP), CX
-	SUBQ    R14, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K1
-	MOVQ    chunks-8(SP), CX
-	SUBQ    AX, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K2
-	VMOVUPS.Z   (R8)(R14*4), K1, Z0
+	VMOVUPS.Z   (R8)(R14*4), K3, Z0
 	VPERMPS Z0, Z27, Z0
-	VMULPS.Z (R11)(AX*4), Z0, K2, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K4, Z0
 	VMOVUPS Z0, (R13)(AX*4)
-	VMOVUPS.Z   (R9)(R14*4), K1, Z1
+	VMOVUPS.Z   (R9)(R14*4), K3, Z1
 	VPERMPS Z1, Z27, Z1
-	VFMADD231PS (R12)(AX*4), Z1, K2, Z20
+	VFMADD231PS (R12)(AX*4), Z1, K4, Z20
 	ADDQ    $16, AX
+	ADDQ    gstep-24(SP), R14
+	DECQ    CX
+	JNZ     pre
+last:
 	CMPQ    AX, chunks-8(SP)
-	JLT     pre
+	JGE     ready
+	VMOVUPS.Z   (R8)(R14*4), K5, Z0
+	VPERMPS Z0, Z27, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K6, Z0
+	VMOVUPS Z0, (R13)(AX*4)
+	VMOVUPS.Z   (R9)(R14*4), K5, Z1
+	VPERMPS Z1, Z27, Z1
+	VFMADD231PS (R12)(AX*4), Z1, K6, Z20
+ready:
 	MOVQ    groups-16(SP), R14
 	LEAQ    (R8)(R14*4), R8
 	LEAQ    (R9)(R14*4), R9
@@ -633,8 +720,9 @@ block:
 	VPDPBUSD    64(AX), Z1, Z7
 	VCVTDQ2PS   Z2, Z2
 	VCVTDQ2PS   Z7, Z7
-	VPERMPS     (DX), Z30, Z3
-	VPERMPS     (DX), Z29, Z8
+	VBROADCASTF32X4 (DX), Z3
+	VPERMPS     Z3, Z29, Z8
+	VPERMPS     Z3, Z30, Z3
 	VFMADD231PS Z3, Z2, Z4
 	VFMADD231PS Z8, Z7, Z5
 	ADDQ        $128, SI
@@ -687,7 +775,7 @@ reduce:
 	RET
 
 // func gemvQ8SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ8SBF16VNNI(SB), NOSPLIT, $24-96
+TEXT ·gemvQ8SBF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -708,47 +796,68 @@ TEXT ·gemvQ8SBF16VNNI(SB), NOSPLIT, $24-96
 	MOVQ gshift+88(FP), CX
 	SHRQ CX, AX
 	MOVQ AX, groups-16(SP)
+	// The masks of the steps below are the same for every row: K3 (the
+	// groups of sixteen chunks) and K4 (all sixteen) for whole steps, K5
+	// and K6 for the last one when fewer than sixteen chunks are left.
 	SUBQ $5, CX
-	MOVQ CX, gs5-24(SP)
+	MOVQ $16, DX
+	SHRQ CX, DX
+	MOVQ DX, gstep-24(SP)
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K3
+	MOVQ $0xffff, AX
+	KMOVW AX, K4
+	MOVQ chunks-8(SP), AX
+	MOVQ AX, DX
+	SHRQ $4, AX
+	MOVQ AX, steps-32(SP)
+	ANDQ $15, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K6
+	SHRQ CX, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K5
 
 row:
 	// f and β over the row's chunks, sixteen at a time: the scales and
-	// biases of their groups (mask K1), spread to the chunks by Z27
-	// (mask K2).
+	// biases of their groups, spread to the chunks by Z27. AX is the
+	// chunk, R14 its group.
 	XORQ    AX, AX
+	XORQ    R14, R14
 	VPXORD  Z20, Z20, Z20
+	MOVQ    steps-32(SP), CX
+	TESTQ   CX, CX
+	JZ      last
 pre:
-	MOVQ    AX, R14
-	MOVQ    gs5-24(SP), CX
-	SHRQ    CX, R14
-	MOVQ    groups-16(SP), CX
-	SUBQ    R14, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K1
-	MOVQ    chunks-8(SP), CX
-	SUBQ    AX, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K2
-	VPMOVZXWD.Z (R8)(R14*2), K1, Z0
+	VPMOVZXWD.Z (R8)(R14*2), K3, Z0
 	VPSLLD      $16, Z0, Z0
 	VPERMPS Z0, Z27, Z0
-	VMULPS.Z (R11)(AX*4), Z0, K2, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K4, Z0
 	VMOVUPS Z0, (R13)(AX*4)
-	VPMOVZXWD.Z (R9)(R14*2), K1, Z1
+	VPMOVZXWD.Z (R9)(R14*2), K3, Z1
 	VPSLLD      $16, Z1, Z1
 	VPERMPS Z1, Z27, Z1
-	VFMADD231PS (R12)(AX*4), Z1, K2, Z20
+	VFMADD231PS (R12)(AX*4), Z1, K4, Z20
 	ADDQ    $16, AX
+	ADDQ    gstep-24(SP), R14
+	DECQ    CX
+	JNZ     pre
+last:
 	CMPQ    AX, chunks-8(SP)
-	JLT     pre
+	JGE     ready
+	VPMOVZXWD.Z (R8)(R14*2), K5, Z0
+	VPSLLD      $16, Z0, Z0
+	VPERMPS Z0, Z27, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K6, Z0
+	VMOVUPS Z0, (R13)(AX*4)
+	VPMOVZXWD.Z (R9)(R14*2), K5, Z1
+	VPSLLD      $16, Z1, Z1
+	VPERMPS Z1, Z27, Z1
+	VFMADD231PS (R12)(AX*4), Z1, K6, Z20
+ready:
 	MOVQ    groups-16(SP), R14
 	LEAQ    (R8)(R14*2), R8
 	LEAQ    (R9)(R14*2), R9
@@ -775,8 +884,9 @@ block:
 	VPDPBUSD    64(AX), Z1, Z7
 	VCVTDQ2PS   Z2, Z2
 	VCVTDQ2PS   Z7, Z7
-	VPERMPS     (DX), Z30, Z3
-	VPERMPS     (DX), Z29, Z8
+	VBROADCASTF32X4 (DX), Z3
+	VPERMPS     Z3, Z29, Z8
+	VPERMPS     Z3, Z30, Z3
 	VFMADD231PS Z3, Z2, Z4
 	VFMADD231PS Z8, Z7, Z5
 	ADDQ        $128, SI
@@ -829,7 +939,7 @@ reduce:
 	RET
 
 // func gemvQ8SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ8SF16VNNI(SB), NOSPLIT, $24-96
+TEXT ·gemvQ8SF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -850,45 +960,64 @@ TEXT ·gemvQ8SF16VNNI(SB), NOSPLIT, $24-96
 	MOVQ gshift+88(FP), CX
 	SHRQ CX, AX
 	MOVQ AX, groups-16(SP)
+	// The masks of the steps below are the same for every row: K3 (the
+	// groups of sixteen chunks) and K4 (all sixteen) for whole steps, K5
+	// and K6 for the last one when fewer than sixteen chunks are left.
 	SUBQ $5, CX
-	MOVQ CX, gs5-24(SP)
+	MOVQ $16, DX
+	SHRQ CX, DX
+	MOVQ DX, gstep-24(SP)
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K3
+	MOVQ $0xffff, AX
+	KMOVW AX, K4
+	MOVQ chunks-8(SP), AX
+	MOVQ AX, DX
+	SHRQ $4, AX
+	MOVQ AX, steps-32(SP)
+	ANDQ $15, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K6
+	SHRQ CX, DX
+	MOVQ $-1, AX
+	BZHIQ DX, AX, AX
+	KMOVW AX, K5
 
 row:
 	// f and β over the row's chunks, sixteen at a time: the scales and
-	// biases of their groups (mask K1), spread to the chunks by Z27
-	// (mask K2).
+	// biases of their groups, spread to the chunks by Z27. AX is the
+	// chunk, R14 its group.
 	XORQ    AX, AX
+	XORQ    R14, R14
 	VPXORD  Z20, Z20, Z20
+	MOVQ    steps-32(SP), CX
+	TESTQ   CX, CX
+	JZ      last
 pre:
-	MOVQ    AX, R14
-	MOVQ    gs5-24(SP), CX
-	SHRQ    CX, R14
-	MOVQ    groups-16(SP), CX
-	SUBQ    R14, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K1
-	MOVQ    chunks-8(SP), CX
-	SUBQ    AX, CX
-	MOVQ    $16, DX
-	CMPQ    CX, DX
-	CMOVQGT DX, CX // BZHI reads only the index's low byte
-	MOVQ    $-1, DX
-	BZHIQ   CX, DX, DX
-	KMOVW   DX, K2
-	VCVTPH2PS.Z (R8)(R14*2), K1, Z0
+	VCVTPH2PS.Z (R8)(R14*2), K3, Z0
 	VPERMPS Z0, Z27, Z0
-	VMULPS.Z (R11)(AX*4), Z0, K2, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K4, Z0
 	VMOVUPS Z0, (R13)(AX*4)
-	VCVTPH2PS.Z (R9)(R14*2), K1, Z1
+	VCVTPH2PS.Z (R9)(R14*2), K3, Z1
 	VPERMPS Z1, Z27, Z1
-	VFMADD231PS (R12)(AX*4), Z1, K2, Z20
+	VFMADD231PS (R12)(AX*4), Z1, K4, Z20
 	ADDQ    $16, AX
+	ADDQ    gstep-24(SP), R14
+	DECQ    CX
+	JNZ     pre
+last:
 	CMPQ    AX, chunks-8(SP)
-	JLT     pre
+	JGE     ready
+	VCVTPH2PS.Z (R8)(R14*2), K5, Z0
+	VPERMPS Z0, Z27, Z0
+	VMULPS.Z (R11)(AX*4), Z0, K6, Z0
+	VMOVUPS Z0, (R13)(AX*4)
+	VCVTPH2PS.Z (R9)(R14*2), K5, Z1
+	VPERMPS Z1, Z27, Z1
+	VFMADD231PS (R12)(AX*4), Z1, K6, Z20
+ready:
 	MOVQ    groups-16(SP), R14
 	LEAQ    (R8)(R14*2), R8
 	LEAQ    (R9)(R14*2), R9
@@ -915,8 +1044,9 @@ block:
 	VPDPBUSD    64(AX), Z1, Z7
 	VCVTDQ2PS   Z2, Z2
 	VCVTDQ2PS   Z7, Z7
-	VPERMPS     (DX), Z30, Z3
-	VPERMPS     (DX), Z29, Z8
+	VBROADCASTF32X4 (DX), Z3
+	VPERMPS     Z3, Z29, Z8
+	VPERMPS     Z3, Z30, Z3
 	VFMADD231PS Z3, Z2, Z4
 	VFMADD231PS Z8, Z7, Z5
 	ADDQ        $128, SI

@@ -22,7 +22,7 @@ import (
 )
 
 // dtype is how a kernel reads sixteen scales or biases at (BASE)(AX*size)
-// under mask K1 into a register as floats.
+// under a mask into a register as floats.
 type dtype struct {
 	Name string
 	Size int
@@ -30,13 +30,13 @@ type dtype struct {
 }
 
 var dtypes = []dtype{
-	{"F32", 4, "VMOVUPS.Z   SRC, K1, DST"},
-	{"BF16", 2, "VPMOVZXWD.Z SRC, K1, DST\n\tVPSLLD      $16, DST, DST"},
-	{"F16", 2, "VCVTPH2PS.Z SRC, K1, DST"},
+	{"F32", 4, "VMOVUPS.Z   SRC, MASK, DST"},
+	{"BF16", 2, "VPMOVZXWD.Z SRC, MASK, DST\n\tVPSLLD      $16, DST, DST"},
+	{"F16", 2, "VCVTPH2PS.Z SRC, MASK, DST"},
 }
 
-func (d dtype) Load(src, dst string) string {
-	return strings.NewReplacer("SRC", src, "DST", dst).Replace(d.load)
+func (d dtype) Load(src, dst, mask string) string {
+	return strings.NewReplacer("SRC", src, "DST", dst, "MASK", mask).Replace(d.load)
 }
 
 // kernel is one generated function.
@@ -46,6 +46,15 @@ type kernel struct {
 }
 
 func (k kernel) Func() string { return fmt.Sprintf("gemvQ%dS%sVNNI", k.Bits, k.Name) }
+
+// masked is a kernel with the mask registers of one of its steps.
+type masked struct {
+	kernel
+	KG, KC string
+}
+
+// Masks gives the kernel's step template its mask registers.
+func (k kernel) Masks(kg, kc string) masked { return masked{k, kg, kc} }
 
 func (k kernel) Prep() string { return fmt.Sprintf("panelQ%dS%sVNNI", k.Bits, k.Name) }
 
@@ -101,7 +110,7 @@ func zmm() []byte {
 			kernels = append(kernels, kernel{bits, d})
 		}
 	}
-	execute(&b, body, kernels...)
+	execute(&b, preStep+body, kernels...)
 	lanes := make([]int, 16)
 	for i := range lanes {
 		lanes[i] = i
