@@ -132,8 +132,13 @@ func (p *pool) await(pw *poolWorker, seen uint64) uint64 {
 			if g := p.gen.Load(); g != seen {
 				return g
 			}
-			if i%256 == 0 && time.Since(start) >= p.spin {
-				break
+			if i%256 == 0 {
+				if time.Since(start) >= p.spin {
+					break
+				}
+				// Let a goroutine that waits for a processor (the
+				// terminal's renderer, a controller) have this one.
+				runtime.Gosched()
 			}
 		}
 		pw.sleeping.Store(true)

@@ -17,7 +17,10 @@ import (
 // reference kernels, one on the int8 set in use, which DRIFTWOOD_KERNELS
 // may name, or else the fastest), the mean KL divergence of the
 // int8 next-token distribution from the float one, and how often their
-// top-1 tokens agree. The text is $DRIFTWOOD_QUALITY_TEXT (default: this
+// top-1 tokens agree. As a yardstick it measures the same for a third
+// backend on the float kernels whose affine matmuls round their input to
+// bf16 first (what a bf16 model's activations are on MLX's GPU):
+// "KLD-bf16" and "top1%-bf16". The text is $DRIFTWOOD_QUALITY_TEXT (default: this
 // repository's README), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
 //
 //	DRIFTWOOD_QUALITY_MODEL=DIR go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
@@ -57,14 +60,17 @@ func BenchmarkInt8Quality(b *testing.B) {
 	}
 	fb, fc := open()
 	ib, ic := open()
+	hb, hc := open()
 	defer fb.Close()
 	defer ib.Close()
+	defer hb.Close()
+	bf16Set := bf16Inputs(float)
 	vocab := m.Config.VocabSize
-	pf, pi := make([]float32, vocab), make([]float32, vocab)
+	pf, pi, ph := make([]float32, vocab), make([]float32, vocab), make([]float32, vocab)
 	saved := kern
 	defer func() { kern = saved }()
-	var kld, entropy float64
-	agree, positions := 0, 0
+	var kld, kldH, entropy float64
+	agree, agreeH, positions := 0, 0, 0
 	for b.Loop() {
 		for _, id := range ids {
 			kern = float
@@ -75,18 +81,62 @@ func BenchmarkInt8Quality(b *testing.B) {
 			if err := ib.Forward(ic, []int32{id}, pi); err != nil {
 				b.Fatal(err)
 			}
+			kern = bf16Set
+			if err := hb.Forward(hc, []int32{id}, ph); err != nil {
+				b.Fatal(err)
+			}
 			d, h := klDivergence(pf, pi)
+			dh, _ := klDivergence(pf, ph)
 			kld += d
+			kldH += dh
 			entropy += h
 			positions++
-			if engine.Argmax(pf) == engine.Argmax(pi) {
+			top := engine.Argmax(pf)
+			if top == engine.Argmax(pi) {
 				agree++
+			}
+			if top == engine.Argmax(ph) {
+				agreeH++
 			}
 		}
 	}
 	b.ReportMetric(kld/float64(positions), "KLD")
 	b.ReportMetric(100*float64(agree)/float64(positions), "top1%")
+	b.ReportMetric(kldH/float64(positions), "KLD-bf16")
+	b.ReportMetric(100*float64(agreeH)/float64(positions), "top1%-bf16")
 	b.ReportMetric(entropy/float64(positions), "entropy-nats")
+}
+
+// bf16Inputs is ks with its affine gemvs rounding their input to bf16
+// (to nearest even) and summing the groups of the rounded input.
+func bf16Inputs(ks kernelSet) kernelSet {
+	var xr, sums []float32
+	round := func(x []float32, group int) ([]float32, []float32) {
+		xr, sums = append(xr[:0], x...), sums[:0]
+		for i, v := range xr {
+			u := math.Float32bits(v)
+			u += 0x7fff + (u>>16)&1
+			xr[i] = math.Float32frombits(u &^ 0xffff)
+		}
+		for g := 0; g < len(xr); g += group {
+			var s float32
+			for _, v := range xr[g : g+group] {
+				s += v
+			}
+			sums = append(sums, s)
+		}
+		return xr, sums
+	}
+	q4, q8 := ks.gemvQ4, ks.gemvQ8
+	ks.gemvQ4 = func(out []float32, w []uint32, scales, biases halfVec, x, _ []float32, group int) {
+		x, xsum := round(x, group)
+		q4(out, w, scales, biases, x, xsum, group)
+	}
+	ks.gemvQ8 = func(out []float32, w []uint32, scales, biases halfVec, x, _ []float32, group int) {
+		x, xsum := round(x, group)
+		q8(out, w, scales, biases, x, xsum, group)
+	}
+	return ks
 }
 
 // qualityText loads the model in $DRIFTWOOD_QUALITY_MODEL (skipping the
