@@ -133,14 +133,19 @@ const (
 // i8Panel is up to sixteen rows of affine weights laid out for gemmI8:
 // w holds, for each four columns (in nibble order for q4), each row's four
 // codes, (cols/4, 16, 4); s and b each 32-column chunk's scale and bias of
-// each row, (cols/32, 16). Rows past the matrix's end are zero.
+// each row, (cols/32, 16). Rows past the matrix's end are zero. a and c
+// are the amx set's scratch: w laid out for its tiles, and one tile of
+// int32 sums.
 type i8Panel struct {
 	w    []uint8
 	s, b []float32
+	a    []uint8
+	c    []int32
 }
 
 func newI8Panel(cols int) i8Panel {
-	return i8Panel{w: make([]uint8, 16*cols), s: make([]float32, cols/2), b: make([]float32, cols/2)}
+	return i8Panel{w: make([]uint8, 16*cols), s: make([]float32, cols/2), b: make([]float32, cols/2),
+		a: make([]uint8, 16*cols), c: make([]int32, 256)}
 }
 
 // panelI8 fills p from rows of affine weights (w, scales and biases

@@ -325,8 +325,8 @@ func unitHalves(rng *rand.Rand, n, m int) []halfVec {
 	return []halfVec{{f32: v}, {u16: b}, {u16: h, f16: true}}
 }
 
-// TestGeneratedAssembly checks that int8_vnni_amd64.s and
-// int8_ymm_amd64.s are what their generator writes: edit
+// TestGeneratedAssembly checks that int8_vnni_amd64.s, int8_ymm_amd64.s
+// and int8_amx_amd64.s are what their generator writes: edit
 // internal/vnnigen, then go generate.
 func TestGeneratedAssembly(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
@@ -340,7 +340,7 @@ func TestGeneratedAssembly(t *testing.T) {
 	if out, err := exec.Command(gobin, "run", "./internal/vnnigen", "-dir", dir).CombinedOutput(); err != nil {
 		t.Fatalf("go run ./internal/vnnigen: %v\n%s", err, out)
 	}
-	for _, name := range []string{"int8_vnni_amd64.s", "int8_ymm_amd64.s"} {
+	for _, name := range []string{"int8_vnni_amd64.s", "int8_ymm_amd64.s", "int8_amx_amd64.s"} {
 		want, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

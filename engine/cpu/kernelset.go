@@ -63,7 +63,7 @@ var kernelSets = append([]kernelSet{goKernels}, archKernels()...)
 var kern = kernelByName()
 
 // Kernels names the kernel set in use: go; on amd64 avx2, avx512, avx2i8,
-// avxvnni, avx512vnni; on arm64 neon, neondot.
+// avxvnni, avx512vnni, amx; on arm64 neon, neondot.
 func Kernels() string { return kern.name }
 
 var goKernels = kernelSet{

@@ -27,6 +27,9 @@ func archKernels() []kernelSet {
 	}
 	if avx512 && x.HasAVX512VNNI {
 		sets = append(sets, avx512VNNIKernels)
+		if amxGranted() {
+			sets = append(sets, amxKernels)
+		}
 	}
 	return sets
 }

@@ -2,7 +2,8 @@
 // rows times int8 activations, one function per code width and dtype of
 // scales and biases. int8_vnni_amd64.s has the AVX-512 VNNI ones (the
 // description below), int8_ymm_amd64.s the 256-bit ones (ymm.go), once
-// with AVX-VNNI and once with AVX2 alone.
+// with AVX-VNNI and once with AVX2 alone, int8_amx_amd64.s the AMX-INT8
+// batch kernel (amx.go).
 //
 // avo, the generator the CPU speed issue suggested, cannot express these:
 // its newest release served here (v0.5.0) has no VPDPBUSD (AVX512_VNNI),
@@ -74,9 +75,9 @@ func (k kernel) Gathers() []int {
 }
 
 func main() {
-	dir := flag.String("dir", ".", "directory to write int8_vnni_amd64.s and int8_ymm_amd64.s to")
+	dir := flag.String("dir", ".", "directory to write int8_vnni_amd64.s, int8_ymm_amd64.s and int8_amx_amd64.s to")
 	flag.Parse()
-	for name, text := range map[string][]byte{"int8_vnni_amd64.s": zmm(), "int8_ymm_amd64.s": ymm()} {
+	for name, text := range map[string][]byte{"int8_vnni_amd64.s": zmm(), "int8_ymm_amd64.s": ymm(), "int8_amx_amd64.s": amx()} {
 		if err := os.WriteFile(filepath.Join(*dir, name), text, 0o644); err != nil {
 			log.Fatal(err)
 		}

@@ -1,0 +1,36 @@
+package cpu
+
+// amxKernels is the avx512vnni set with the batch product over int8
+// inputs on AMX-INT8 tiles (int8_amx_amd64.s; docs/RATIONALE.md, "AMX
+// tiles for prefill"). It is in kernelSets only where the CPU has
+// AMX-INT8 and Linux grants the process the tile data state (amxGranted).
+var amxKernels = func() kernelSet {
+	ks := avx512VNNIKernels
+	ks.name = "amx"
+	ks.gemmI8 = [2]gemmI8{gemmI8AMXGo, gemmI8AMXGo}
+	return ks
+}()
+
+// gemmI8AMXGo is the amx set's gemmI8: the panel's codes laid out again
+// for TDPBUSD (amxPanel, into p.a), then the tile kernel, which stores
+// each chunk's int32 sums to p.c on their way to floats. The panel
+// kernels stay avx512vnni's, so a panel means the same in every set.
+func gemmI8AMXGo(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
+	chunks := len(dx) / max(np, 1)
+	if nt <= 0 || nt%8 != 0 || nt > np || np%16 != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
+		len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.a) < 512*chunks ||
+		len(p.c) < 256 || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+		panic("cpu: int8 gemm operands do not match")
+	}
+	amxPanel(&p.a[0], &p.w[0], chunks)
+	gemmI8AMX(&tile[0], &p.a[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], &p.c[0], np, nt, chunks)
+}
+
+//go:noescape
+func amxPanel(a, w *uint8, chunks int)
+
+//go:noescape
+func gemmI8AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+
+// xgetbv0 is XCR0, the state components the OS has enabled.
+func xgetbv0() uint64
