@@ -134,7 +134,7 @@ const (
 // w holds, for each four columns (in nibble order for q4), each row's four
 // codes, (cols/4, 16, 4); s and b each 32-column chunk's scale and bias of
 // each row, (cols/32, 16). Rows past the matrix's end are zero. a and c
-// are the amx set's scratch: w laid out for its tiles, and one tile of
+// are the amx set's scratch: w laid out for its tiles, and four tiles of
 // int32 sums.
 type i8Panel struct {
 	w    []uint8
@@ -145,7 +145,7 @@ type i8Panel struct {
 
 func newI8Panel(cols int) i8Panel {
 	return i8Panel{w: make([]uint8, 16*cols), s: make([]float32, cols/2), b: make([]float32, cols/2),
-		a: make([]uint8, 16*cols), c: make([]int32, 256)}
+		a: make([]uint8, 16*cols), c: make([]int32, 1024)}
 }
 
 // panelI8 fills p from rows of affine weights (w, scales and biases
