@@ -13,7 +13,8 @@ import (
 // the whole process's, every thread's, present and future (the kernel's
 // Documentation/arch/x86/xstate.rst); the kernel refuses it if a
 // thread's signal stack could not hold the larger signal frame (Go's are
-// 32 KiB; the frame with tiles about 11 KiB), and then the amx set is
+// 32 KiB; the frame with tiles about 12 KiB, AT_MINSIGSTKSZ 11952 on
+// the Emerald Rapids this was written on), and then the amx set is
 // simply not offered. It is asked for once, when kernelSets is built.
 func amxGranted() bool {
 	const (

@@ -2,11 +2,14 @@ package cpu
 
 import (
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/cpu"
+	"golang.org/x/sys/unix"
 )
 
 // amxSet returns the amx kernel set, or skips the test where this CPU or
@@ -58,7 +61,8 @@ func TestAMXPanel(t *testing.T) {
 
 // TestAMXGemmConcurrent runs the tile kernel from many goroutines at once,
 // more than there are threads, so that they share threads, move between
-// them and take preemption signals mid-kernel, each against
+// them and take signals mid-kernel (the runtime's preemption signal,
+// SIGURG, sent to the process all along as well), each against
 // avx512vnni's batch kernel: the same float operations in the same order,
 // so the results must be bit for bit the same, with real scales, steps and
 // sums. A tile configuration or tile data that leaked from one call or
@@ -73,6 +77,17 @@ func TestAMXGemmConcurrent(t *testing.T) {
 	if testing.Short() {
 		calls = 50
 	}
+	var stop atomic.Bool
+	signals := make(chan int)
+	go func() {
+		n := 0
+		for !stop.Load() {
+			unix.Kill(os.Getpid(), unix.SIGURG)
+			n++
+			runtime.Gosched()
+		}
+		signals <- n
+	}()
 	var wg sync.WaitGroup
 	for g := range 4 * max(runtime.GOMAXPROCS(0), 2) {
 		wg.Go(func() {
@@ -115,4 +130,6 @@ func TestAMXGemmConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	stop.Store(true)
+	t.Logf("%d SIGURG sent", <-signals)
 }
