@@ -108,12 +108,12 @@ func BenchmarkInt8Quality(b *testing.B) {
 }
 
 // bf16Inputs is ks with its affine gemvs rounding their input to bf16
-// (to nearest even) and summing the groups of the rounded input.
+// (to nearest even) and summing the groups of the rounded input. The
+// gemvs run on several workers at once, so each call has its own copy.
 func bf16Inputs(ks kernelSet) kernelSet {
-	var xr, sums []float32
 	round := func(x []float32, group int) ([]float32, []float32) {
-		xr, sums = append(xr[:0], x...), sums[:0]
-		for i, v := range xr {
+		xr, sums := make([]float32, len(x)), make([]float32, 0, len(x)/group)
+		for i, v := range x {
 			u := math.Float32bits(v)
 			u += 0x7fff + (u>>16)&1
 			xr[i] = math.Float32frombits(u &^ 0xffff)
