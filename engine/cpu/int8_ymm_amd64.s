@@ -113,7 +113,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  2048(SI)
+	PREFETCHT1  8192(SI)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -287,7 +287,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  2048(SI)
+	PREFETCHT1  8192(SI)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -459,7 +459,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  2048(SI)
+	PREFETCHT1  8192(SI)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -620,8 +620,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  4096(SI)
-	PREFETCHT0  4160(SI)
+	PREFETCHT1  16384(SI)
+	PREFETCHT1  16448(SI)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -787,8 +787,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  4096(SI)
-	PREFETCHT0  4160(SI)
+	PREFETCHT1  16384(SI)
+	PREFETCHT1  16448(SI)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -952,8 +952,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  4096(SI)
-	PREFETCHT0  4160(SI)
+	PREFETCHT1  16384(SI)
+	PREFETCHT1  16448(SI)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -1123,7 +1123,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  2048(SI)
+	PREFETCHT1  8192(SI)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -1312,7 +1312,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  2048(SI)
+	PREFETCHT1  8192(SI)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -1499,7 +1499,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  2048(SI)
+	PREFETCHT1  8192(SI)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -1679,8 +1679,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  4096(SI)
-	PREFETCHT0  4160(SI)
+	PREFETCHT1  16384(SI)
+	PREFETCHT1  16448(SI)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -1888,8 +1888,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  4096(SI)
-	PREFETCHT0  4160(SI)
+	PREFETCHT1  16384(SI)
+	PREFETCHT1  16448(SI)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -2095,8 +2095,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT0  4096(SI)
-	PREFETCHT0  4160(SI)
+	PREFETCHT1  16384(SI)
+	PREFETCHT1  16448(SI)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8

@@ -68,7 +68,7 @@ func newPool(workers int) *pool {
 }
 
 // piecesPerWorker is how many pieces each worker's share is cut into.
-const piecesPerWorker = 64
+const piecesPerWorker = 16
 
 // parallel runs j over [0, n) in pieces that are multiples of grain items
 // (except the last). Small jobs run inline.

@@ -242,7 +242,7 @@ scaled:
 	JZ     tail
 block:
 {{- if eq .Bits 4}}
-	PREFETCHT0  2048(SI)
+	{{prefetch 4 0}}
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -269,8 +269,8 @@ block:
 	VFMADD231PS Y15, Y9, Y11
 	ADDQ        $64, SI
 {{- else}}
-	PREFETCHT0  4096(SI)
-	PREFETCHT0  4160(SI)
+	{{prefetch 8 0}}
+	{{prefetch 8 64}}
 {{- range $i, $acc := .Quarters}}
 	VMOVDQU      {{mul 32 $i}}(SI), Y0
 	VMOVDQU      {{mul 32 $i}}(AX), Y4
