@@ -18,10 +18,14 @@ import (
 // may name, or else the fastest), the mean KL divergence of the
 // int8 next-token distribution from the float one, and how often their
 // top-1 tokens agree. As a yardstick it measures the same for a third
-// backend on the float kernels whose affine matmuls round their input to
-// bf16 first (what a bf16 model's activations are on MLX's GPU):
-// "KLD-bf16" and "top1%-bf16". The text is $DRIFTWOOD_QUALITY_TEXT (default: this
-// repository's README), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
+// backend on the float kernels whose affine matmuls round their input
+// first ("KLD-ref" and "top1%-ref"), as $DRIFTWOOD_QUALITY_REF says: bf16
+// (the default; what a bf16 model's activations are on MLX's GPU), or
+// int8/N, int8 in blocks of N values rounded back to float (int8/32 is
+// what the int8 kernels compute; other sizes show what a block size would
+// give before any kernel is written for it). The text is
+// $DRIFTWOOD_QUALITY_TEXT (default: this repository's README), the first
+// $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
 //
 //	DRIFTWOOD_QUALITY_MODEL=DIR go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
 func BenchmarkInt8Quality(b *testing.B) {
@@ -64,7 +68,10 @@ func BenchmarkInt8Quality(b *testing.B) {
 	defer fb.Close()
 	defer ib.Close()
 	defer hb.Close()
-	bf16Set := bf16Inputs(float)
+	refSet, err := roundedInputs(float, os.Getenv("DRIFTWOOD_QUALITY_REF"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	vocab := m.Config.VocabSize
 	pf, pi, ph := make([]float32, vocab), make([]float32, vocab), make([]float32, vocab)
 	saved := kern
@@ -81,7 +88,7 @@ func BenchmarkInt8Quality(b *testing.B) {
 			if err := ib.Forward(ic, []int32{id}, pi); err != nil {
 				b.Fatal(err)
 			}
-			kern = bf16Set
+			kern = refSet
 			if err := hb.Forward(hc, []int32{id}, ph); err != nil {
 				b.Fatal(err)
 			}
@@ -102,22 +109,49 @@ func BenchmarkInt8Quality(b *testing.B) {
 	}
 	b.ReportMetric(kld/float64(positions), "KLD")
 	b.ReportMetric(100*float64(agree)/float64(positions), "top1%")
-	b.ReportMetric(kldH/float64(positions), "KLD-bf16")
-	b.ReportMetric(100*float64(agreeH)/float64(positions), "top1%-bf16")
+	b.ReportMetric(kldH/float64(positions), "KLD-ref")
+	b.ReportMetric(100*float64(agreeH)/float64(positions), "top1%-ref")
 	b.ReportMetric(entropy/float64(positions), "entropy-nats")
 }
 
-// bf16Inputs is ks with its affine gemvs rounding their input to bf16
-// (to nearest even) and summing the groups of the rounded input. The
-// gemvs run on several workers at once, so each call has its own copy.
-func bf16Inputs(ks kernelSet) kernelSet {
-	round := func(x []float32, group int) ([]float32, []float32) {
-		xr, sums := make([]float32, len(x)), make([]float32, 0, len(x)/group)
-		for i, v := range x {
-			u := math.Float32bits(v)
-			u += 0x7fff + (u>>16)&1
-			xr[i] = math.Float32frombits(u &^ 0xffff)
+// roundedInputs is ks with its affine gemvs rounding their input as ref
+// says (see BenchmarkInt8Quality) and summing the groups of the rounded
+// input. The gemvs run on several workers at once, so each call has its
+// own copies.
+func roundedInputs(ks kernelSet, ref string) (kernelSet, error) {
+	block := 0 // bf16
+	if ref != "" && ref != "bf16" {
+		if _, err := fmt.Sscanf(ref, "int8/%d", &block); err != nil || block <= 0 {
+			return ks, fmt.Errorf("DRIFTWOOD_QUALITY_REF=%q: want bf16 or int8/N", ref)
 		}
+	}
+	// round rounds x, in nibble order (permuteQ4) when q4 says so; the
+	// int8 blocks are of the row's natural order.
+	round := func(x []float32, group int, q4 bool) ([]float32, []float32) {
+		pos := func(k int) int { return k }
+		if q4 {
+			pos = q4Index
+		}
+		xr := make([]float32, len(x))
+		if block == 0 {
+			for i, v := range x {
+				u := math.Float32bits(v)
+				u += 0x7fff + (u>>16)&1
+				xr[i] = math.Float32frombits(u &^ 0xffff)
+			}
+		}
+		for b0 := 0; block > 0 && b0 < len(x); b0 += block {
+			var m float64
+			for k := b0; k < min(b0+block, len(x)); k++ {
+				m = max(m, math.Abs(float64(x[pos(k)])))
+			}
+			for k := b0; k < min(b0+block, len(x)); k++ {
+				if m > 0 {
+					xr[pos(k)] = float32(math.RoundToEven(float64(x[pos(k)])*127/m) * m / 127)
+				}
+			}
+		}
+		sums := make([]float32, 0, len(x)/group)
 		for g := 0; g < len(xr); g += group {
 			var s float32
 			for _, v := range xr[g : g+group] {
@@ -129,14 +163,14 @@ func bf16Inputs(ks kernelSet) kernelSet {
 	}
 	q4, q8 := ks.gemvQ4, ks.gemvQ8
 	ks.gemvQ4 = func(out []float32, w []uint32, scales, biases halfVec, x, _ []float32, group int) {
-		x, xsum := round(x, group)
+		x, xsum := round(x, group, true)
 		q4(out, w, scales, biases, x, xsum, group)
 	}
 	ks.gemvQ8 = func(out []float32, w []uint32, scales, biases halfVec, x, _ []float32, group int) {
-		x, xsum := round(x, group)
+		x, xsum := round(x, group, false)
 		q8(out, w, scales, biases, x, xsum, group)
 	}
-	return ks
+	return ks, nil
 }
 
 // qualityText loads the model in $DRIFTWOOD_QUALITY_MODEL (skipping the
