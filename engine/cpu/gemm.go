@@ -56,6 +56,7 @@ func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
 			order = i8Q4Blocks
 		}
 		kern.quantI8(in.xq, in.dx, in.xsum, x, order)
+		quantSums(in.xsum, in.dx, in.xq, order)
 		return
 	}
 	if lay.int8 {

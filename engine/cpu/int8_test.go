@@ -51,22 +51,20 @@ func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) 
 
 // int8Bound is how far a single-input product of row r of m (dequantised
 // in row) with x may be from the float one when the kernels quantise x to
-// int8: each element moves by at most half its block's step, and only the
-// scale·code part of a weight meets it (the bias multiplies the exact
-// float sum), so the product moves by at most Σ|w-bias|·step/2. It is 0
-// when m's kernels multiply in float.
+// int8: each element moves by at most half its block's step, and the whole
+// weight meets it (the bias multiplies the sum of the rounded activations,
+// quantSums), so the product moves by at most Σ|w|·step/2. It is 0 when
+// m's kernels multiply in float.
 func int8Bound(m matrix, r int, row, x []float32) float64 {
-	a, ok := m.(*affineMatrix)
-	if !ok || !m.layout().int8 {
+	if _, ok := m.(*affineMatrix); !ok || !m.layout().int8 {
 		return 0
 	}
-	groups := a.cols / a.group
 	var bound float64
 	for c := 0; c < len(row); c += int8Block {
 		var amax, wsum float64
 		for i := c; i < c+int8Block; i++ {
 			amax = max(amax, math.Abs(float64(x[i])))
-			wsum += math.Abs(float64(row[i] - a.biases.at(r*groups+i/a.group)))
+			wsum += math.Abs(float64(row[i]))
 		}
 		bound += wsum * amax / 127 / 2
 	}
@@ -488,5 +486,42 @@ func TestSelectKernels(t *testing.T) {
 	t.Setenv("DRIFTWOOD_NOSIMD", "1") // over DRIFTWOOD_KERNELS too
 	if ks := kernelByName(); ks.name != goKernels.name {
 		t.Fatalf("DRIFTWOOD_NOSIMD=1: kernel set %s", ks.name)
+	}
+}
+
+// TestQuantSums checks each chunk's sum of quantised activations in every
+// order against the sum over the chunk's elements found through their
+// positions, on lengths with and without a tail after the last 128-block.
+func TestQuantSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, cols := range []int{32, 96, 128, 160, 416, 2048} {
+		for _, order := range []i8Order{i8Natural, i8Q4Blocks, i8Nibbles} {
+			xq := make([]int8, cols)
+			for i := range xq {
+				xq[i] = int8(rng.IntN(256) - 128)
+			}
+			chunks := cols / int8Block
+			dx, xsum := make([]float32, chunks), make([]float32, chunks)
+			for c := range dx {
+				dx[c] = 1 + float32(c)
+			}
+			quantSums(xsum, dx, xq, order)
+			for c := range chunks {
+				var want int32
+				for k := c * int8Block; k < (c+1)*int8Block; k++ {
+					p := k
+					switch order {
+					case i8Q4Blocks:
+						p = q4I8Index(k, cols)
+					case i8Nibbles:
+						p = q4Index(k)
+					}
+					want += int32(xq[p])
+				}
+				if got := xsum[c]; got != float32(want)*dx[c] {
+					t.Fatalf("cols %d, order %d, chunk %d: %v, want %v", cols, order, c, got, float32(want)*dx[c])
+				}
+			}
+		}
 	}
 }
