@@ -107,6 +107,36 @@ func BenchmarkGemvQ4(b *testing.B) {
 	}
 }
 
+// BenchmarkGemvQ4Rows times the default set's q4 decode kernel alone
+// (group 64, bf16 scales, 2048 columns, the input quantised once) on 512
+// rows, which stay in L2 ("l2": the kernel's arithmetic), and on 393,216
+// rows, 432 MiB that stream from memory ("memory": with its prefetches).
+func BenchmarkGemvQ4Rows(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		rows int
+	}{{"l2", 512}, {"memory", 393216}} {
+		b.Run(c.name, func(b *testing.B) {
+			if kern.gemvQ4I8 == nil {
+				b.Skip("the kernel set in use has no int8 kernels")
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			const cols, group = 2048, 64
+			w := randU32(rng, c.rows*cols/8)
+			scales := halfVec{u16: randHalf(rng, c.rows*cols/group, false)}
+			biases := halfVec{u16: randHalf(rng, c.rows*cols/group, false)}
+			x, out := randF32(rng, cols), make([]float32, c.rows)
+			xq, dx, xsum, f := make([]int8, cols), make([]float32, cols/int8Block), make([]float32, cols/int8Block), make([]float32, cols/int8Block+16)
+			kern.quantI8(xq, dx, xsum, x, i8Q4Blocks)
+			b.SetBytes(int64(4*len(w) + 4*c.rows*cols/group))
+			b.ResetTimer()
+			for range b.N {
+				kern.gemvQ4I8(out, w, scales, biases, xq, dx, xsum, f, group)
+			}
+		})
+	}
+}
+
 // BenchmarkGemm4 times the prefill kernel of every kernel set: four rows
 // of 1024 weights against 64 inputs.
 func BenchmarkGemm4(b *testing.B) {

@@ -255,6 +255,31 @@ func (in *input) prepareI8Batch(buf *inputBuf, x []float32, n, cols int) {
 	}
 }
 
+// gemmI8Asm is an assembly batch kernel (gemmI8 in kernelSet) on the
+// operands' first elements.
+type gemmI8Asm func(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
+
+// checkGemmI8 panics unless a batch kernel's operands hold all that it
+// reads: nt inputs, a multiple of step, of a batch of np prepared by
+// prepareI8Batch, and a panel of as many chunks. It returns the chunks.
+func checkGemmI8(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt, step int) int {
+	chunks := len(dx) / max(np, 1)
+	if nt <= 0 || nt%step != 0 || nt > np || np%step != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
+		len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+		panic("cpu: int8 gemm operands do not match")
+	}
+	return chunks
+}
+
+// asmGemm is the assembly batch kernel f, which takes step inputs a
+// pass, as a gemmI8 that checks the lengths f trusts.
+func asmGemm(f gemmI8Asm, step int) gemmI8 {
+	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
+		chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, step)
+		f(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks)
+	}
+}
+
 // gemmI8 sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
 // input of in, a batch prepared by prepareI8Batch: sixteen rows at a time
 // laid out in s.i8 and multiplied with the whole batch.

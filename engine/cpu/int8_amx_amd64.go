@@ -16,10 +16,8 @@ var amxKernels = func() kernelSet {
 // each chunk's int32 sums to p.c on their way to floats. The panel
 // kernels stay avx512vnni's, so a panel means the same in every set.
 func gemmI8AMXGo(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
-	chunks := len(dx) / max(np, 1)
-	if nt <= 0 || nt%8 != 0 || nt > np || np%16 != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
-		len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.a) < 512*chunks ||
-		len(p.c) < 1024 || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+	chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
+	if np%16 != 0 || len(p.a) < 512*chunks || len(p.c) < 1024 {
 		panic("cpu: int8 gemm operands do not match")
 	}
 	amxPanel(&p.a[0], &p.w[0], chunks)

@@ -66,17 +66,8 @@ func panelGo(bits int) panelI8 {
 	}
 }
 
-// neonGemm wraps a batch kernel, checking the lengths that it trusts.
-func neonGemm(f func(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)) gemmI8 {
-	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
-		chunks := len(dx) / max(np, 1)
-		if nt <= 0 || nt%4 != 0 || nt > np || np%4 != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
-			len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
-			panic("cpu: int8 gemm operands do not match")
-		}
-		f(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks)
-	}
-}
+// neonGemm is a NEON batch kernel as a gemmI8; they take four inputs a pass.
+func neonGemm(f gemmI8Asm) gemmI8 { return asmGemm(f, 4) }
 
 //go:noescape
 func gemmQ4I8NEON(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)

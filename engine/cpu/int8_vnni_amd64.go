@@ -121,20 +121,8 @@ func (a i8PanelKernel) panel(p *i8Panel, w []uint32, scales, biases halfVec, row
 		bits.TrailingZeros(uint(group)))
 }
 
-// gemmI8Asm is a batch kernel (gemmI8 in kernelSet).
-type gemmI8Asm func(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
-
-// i8Gemm wraps a batch kernel, checking the lengths that it trusts.
-func i8Gemm(f gemmI8Asm) gemmI8 {
-	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
-		chunks := len(dx) / max(np, 1)
-		if nt <= 0 || nt%8 != 0 || nt > np || np%8 != 0 || chunks == 0 || len(xq) < 4*8*chunks*np ||
-			len(xs) < chunks*np || len(tile) < 16*nt || len(p.w) < 512*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
-			panic("cpu: int8 gemm operands do not match")
-		}
-		f(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks)
-	}
-}
+// i8Gemm is an x86 batch kernel as a gemmI8; they take eight inputs a pass.
+func i8Gemm(f gemmI8Asm) gemmI8 { return asmGemm(f, 8) }
 
 //go:noescape
 func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)

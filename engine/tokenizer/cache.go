@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
 	"github.com/driftwoodlabs/driftwood/internal/cachedir"
@@ -44,14 +43,9 @@ func LoadCached(path, dir string) (*Tokenizer, error) {
 	if dir == "" {
 		return Load(path)
 	}
-	data, err := limitedfile.Read(path, limitedfile.Tokenizer)
+	data, err := readJSON(path)
 	if err != nil {
 		return nil, err
-	}
-	if strings.HasSuffix(path, ".gz") {
-		if data, err = gunzip(data, limitedfile.Tokenizer); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
 	}
 	sum := sha256.Sum256(data)
 	entry := filepath.Join(dir, hex.EncodeToString(sum[:16])+".bin")

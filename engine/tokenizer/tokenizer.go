@@ -54,6 +54,16 @@ const maxID = 1 << 21
 
 // Load reads a tokenizer.json file. A path ending in ".gz" is gunzipped.
 func Load(path string) (*Tokenizer, error) {
+	data, err := readJSON(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// readJSON reads a tokenizer.json file, bounded, gunzipped when its path
+// ends in ".gz".
+func readJSON(path string) ([]byte, error) {
 	data, err := limitedfile.Read(path, limitedfile.Tokenizer)
 	if err != nil {
 		return nil, err
@@ -63,7 +73,7 @@ func Load(path string) (*Tokenizer, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return Parse(data, path)
+	return data, nil
 }
 
 // gunzip decompresses data, at most limit bytes of it, into a buffer

@@ -86,13 +86,11 @@ func main() {
 
 // prefetchHint and prefetchAhead are how the decode kernels ask for the
 // weights ahead of their loads: into L2 (PREFETCHT1), 8 KiB of q4 codes
-// ahead (q8 twice as far, the same number of weights). Into L1 at 2 KiB,
-// as first written, one core read 10.7-11.2 GB/s of a 384 MiB q4 matrix;
-// into L2 at 8 KiB 10.2-13.0, at 16 KiB 12.1-13.1 (the L1's fill buffers
-// no longer held the stream up); the whole 1B q4 model decoded 12 %
-// faster on one thread and 6 % on two at 8 KiB, while 16 KiB lost at two
-// threads, whose pieces of rows are short enough that the prefetches run
-// past their end (docs/RATIONALE.md, "Prefetch").
+// ahead (q8 twice as far, the same number of weights), instead of into L1
+// at 2 KiB as first written: the whole 1B q4 model decoded 12 % faster on
+// one thread and 6 % on two, while 16 KiB lost at two threads, whose
+// pieces of rows are short enough that the prefetches run past their end
+// (docs/RATIONALE.md, "Prefetch", has the commands).
 const (
 	prefetchHint  = "PREFETCHT1"
 	prefetchAhead = 8192
