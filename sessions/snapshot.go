@@ -66,6 +66,10 @@ type Meta struct {
 	EnableThinking *bool `json:"enable_thinking,omitempty"`
 	// Controller is the active controller, if any.
 	Controller *Controller `json:"controller,omitempty"`
+	// ReplyControls says, for each assistant message in order, which
+	// controllers governed it (nil where not known, as in files written
+	// before it was kept, or where the reply ran with none).
+	ReplyControls [][]ReplyControl `json:"reply_controls,omitempty"`
 	// KV describes the tensors; DataCRC32C checks them.
 	KV KVInfo `json:"kv"`
 }
@@ -106,6 +110,19 @@ type Controller struct {
 	SHA256 string `json:"sha256"`
 	// KV is the controller's key-value store.
 	KV map[string][]byte `json:"kv,omitempty"`
+}
+
+// ReplyControl is one stretch of a reply under one controller, or under
+// none: from its From-th token (counted from the reply's start when the
+// stretch began) until the next stretch or the reply's end.
+type ReplyControl struct {
+	From int `json:"from"`
+	// Name and Arg are the controller ("" when none ran).
+	Name string `json:"name,omitempty"`
+	Arg  string `json:"arg,omitempty"`
+	// Fault, when set, says why the controller was switched off at From:
+	// the stretch ran with none.
+	Fault string `json:"fault,omitempty"`
 }
 
 // KVInfo describes the snapshot's tensors.
