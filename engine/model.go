@@ -15,6 +15,7 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+	"github.com/driftwoodlabs/driftwood/internal/weightsum"
 )
 
 // Tensor is a weight in its stored form, viewed in place in the mapped file.
@@ -69,10 +70,12 @@ type Model struct {
 	Dir     string
 	Config  *Config
 	Weights Weights
-	// Fingerprint identifies the model for sessions: a hex sha256 over
-	// config.json and each weight file's name, size and header (which names
-	// every tensor's dtype and shape), so another model or another
-	// quantisation of the same one differs, without hashing gigabytes.
+	// Fingerprint identifies the model for sessions and the prefix cache:
+	// a hex sha256 over config.json, each weight file's name, size and
+	// header (which names every tensor's dtype and shape) and a sample of
+	// every tensor's bytes (internal/weightsum), so that another model,
+	// another quantisation or another fine-tune of the same shape
+	// differs, without reading gigabytes at each start.
 	Fingerprint string
 	files       []*safetensors.File
 }
@@ -115,6 +118,12 @@ func fingerprint(dir string, files []*safetensors.File) (string, error) {
 	h.Write(cfg)
 	for _, f := range files {
 		fmt.Fprintf(h, "\x00%s\x00%d\x00%s", filepath.Base(f.Path), f.Size, f.HeaderSHA256)
+		names := f.Names()
+		data := make([][]byte, len(names))
+		for i, n := range names {
+			data[i] = f.Tensors[n].Data
+		}
+		weightsum.Tensors(h, data)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -353,3 +353,49 @@ func TestFingerprintTellsModelsApart(t *testing.T) {
 		m.Close()
 	}
 }
+
+// TestFingerprintSeesTheWeights: a copy of tiny-f32 with every
+// *_proj.weight scaled by 1.5 and the header kept byte for byte (a
+// fine-tune of the same shape) has another fingerprint. Before the
+// fingerprint sampled the weights it hashed config.json and the headers
+// only, and the copy shared the original's sessions and prefix-cache
+// entries.
+func TestFingerprintSeesTheWeights(t *testing.T) {
+	base, err := engine.LoadModel(golden.ModelDir("tiny-f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	scaled, err := engine.LoadModel(golden.ScaledCopy(t, "tiny-f32", 1.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scaled.Close()
+	a, _ := safetensors.Open(filepath.Join(golden.ModelDir("tiny-f32"), "model.safetensors"))
+	b, _ := safetensors.Open(filepath.Join(scaled.Dir, "model.safetensors"))
+	defer a.Close()
+	defer b.Close()
+	if a.HeaderSHA256 != b.HeaderSHA256 {
+		t.Fatal("the scaled copy's header differs: the test no longer tests the weights alone")
+	}
+	if base.Fingerprint == scaled.Fingerprint {
+		t.Error("a copy with other weights of the same shape shares the model's fingerprint")
+	}
+}
+
+// BenchmarkLoadModel loads the model folder $DRIFTWOOD_BENCH_MODEL (e.g.
+// one written by `driftwood dev gen-model`), fingerprint included; the
+// weights stay in the page cache between runs.
+func BenchmarkLoadModel(b *testing.B) {
+	dir := os.Getenv("DRIFTWOOD_BENCH_MODEL")
+	if dir == "" {
+		b.Skip("set DRIFTWOOD_BENCH_MODEL to a model folder")
+	}
+	for b.Loop() {
+		m, err := engine.LoadModel(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
+}

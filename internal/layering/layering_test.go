@@ -55,6 +55,7 @@ var ranks = map[string]int{
 	"internal/flock":              1,
 	"internal/limitedfile":        1,
 	"internal/sysmem":             1,
+	"internal/weightsum":          1,
 	"internal/xdg":                1,
 	"mlxbridge/internal/mlxc":     1,
 	// It reads mlx-c's headers and writes mlxc's release table.
