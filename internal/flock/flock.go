@@ -106,3 +106,44 @@ func Owner(path string) int {
 	}
 	return pid
 }
+
+// Hold takes an exclusive lock on the open file f at once, for as long
+// as f stays open (closing it releases the lock, as a dying process
+// does): a writer marks its temporary file as live, so that Free tells a
+// cleaner to leave it. A file system without flock support gives an
+// error and no lock.
+func Hold(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EINTR) {
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				err = ErrBusy
+			}
+			return err
+		}
+	}
+}
+
+// Free reports whether no one holds a lock on the file at path (taken
+// with Hold, TryLock or Wait): whether a shared lock can be taken at once
+// (it is released again). The file is opened without following a link
+// and without blocking. An error means no answer: the file cannot be
+// opened, or its file system does not lock.
+func Free(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close() // releases the shared lock
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, unix.EINTR):
+			return false, &os.PathError{Op: "flock", Path: path, Err: err}
+		}
+	}
+}

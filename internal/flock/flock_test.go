@@ -42,3 +42,35 @@ func TestLockIsExclusive(t *testing.T) {
 		t.Fatalf("Wait after Unlock: %v", err)
 	}
 }
+
+// TestHoldAndFree: a file held by an open descriptor is not free, to
+// this process's other descriptors as to other processes; closing the
+// descriptor (or dying) frees it.
+func TestHoldAndFree(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tmp")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free, err := Free(path); err != nil || !free {
+		t.Fatalf("a file no one holds: free %v, %v", free, err)
+	}
+	if err := Hold(f); err != nil {
+		t.Fatal(err)
+	}
+	if free, err := Free(path); err != nil || free {
+		t.Errorf("a held file: free %v, %v", free, err)
+	}
+	g, _ := os.Open(path)
+	if err := Hold(g); !errors.Is(err, ErrBusy) {
+		t.Errorf("holding a held file: %v, want ErrBusy", err)
+	}
+	g.Close()
+	f.Close()
+	if free, err := Free(path); err != nil || !free {
+		t.Errorf("a file whose holder closed it: free %v, %v", free, err)
+	}
+	if _, err := Free(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing file: no error")
+	}
+}
