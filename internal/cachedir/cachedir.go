@@ -1,6 +1,7 @@
 // Package cachedir keeps a cache folder bounded: the least recently
 // written (or touched) entries leave first, and the temporary files of
-// writers that died mid-write are cleared once they are old.
+// writers that died mid-write are cleared once they are old and no one
+// holds them.
 package cachedir
 
 import (
@@ -10,17 +11,23 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/driftwoodlabs/driftwood/internal/flock"
 )
 
 // StaleTemp is the age after which a temporary file (a name starting with
-// ".", as internal/atomicfile writes them) is a dead writer's.
+// ".", as internal/atomicfile writes them) that no writer holds (flock)
+// is a dead writer's. The lock is the proof; the age covers the instant
+// between a file's creation and its lock, writers of earlier builds
+// that did not lock, and file systems that cannot lock (there the age
+// alone decides).
 const StaleTemp = time.Hour
 
 // Trim removes entries of dir whose names end in ext, newest kept first,
 // from the first that would make more than maxFiles entries or more than
 // maxBytes in all (0: no such bound), and temporary files older than
-// StaleTemp. Errors are ignored: a cache that cannot be trimmed is still a
-// cache.
+// StaleTemp that no writer holds. Errors are ignored: a cache that
+// cannot be trimmed is still a cache.
 func Trim(dir, ext string, maxFiles int, maxBytes int64) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -39,7 +46,7 @@ func Trim(dir, ext string, maxFiles int, maxBytes int64) {
 		path := filepath.Join(dir, e.Name())
 		switch {
 		case strings.HasPrefix(e.Name(), "."):
-			if time.Since(info.ModTime()) > StaleTemp {
+			if time.Since(info.ModTime()) > StaleTemp && abandoned(path) {
 				os.Remove(path)
 			}
 		case strings.HasSuffix(e.Name(), ext):
@@ -54,4 +61,11 @@ func Trim(dir, ext string, maxFiles int, maxBytes int64) {
 			os.Remove(f.path)
 		}
 	}
+}
+
+// abandoned reports whether no live writer holds the temporary file at
+// path: its lock is free, or its file system cannot lock.
+func abandoned(path string) bool {
+	free, err := flock.Free(path)
+	return free || err != nil
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/driftwoodlabs/driftwood/internal/flock"
 )
 
 // TestTrim: the newest entries within both bounds stay; older ones, old
@@ -42,4 +44,39 @@ func TestTrim(t *testing.T) {
 		t.Errorf("at most 25 bytes: %v, want %v", got, want)
 	}
 	Trim(filepath.Join(dir, "missing"), ".bin", 1, 1) // no panic, no error
+}
+
+// TestTrimKeepsLiveTemp: an old temporary file is removed only when no
+// writer holds it. A writer stalled for hours (a laptop asleep in the
+// middle of a write, a stopped process) keeps its file; the age alone
+// used to decide, and the writer's rename then failed.
+func TestTrimKeepsLiveTemp(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * StaleTemp)
+	live := filepath.Join(dir, ".a.bin~tmp-1")
+	f, err := os.Create(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := flock.Hold(f); err != nil {
+		t.Skipf("this file system cannot lock: %v", err)
+	}
+	dead := filepath.Join(dir, ".b.bin~tmp-2")
+	os.WriteFile(dead, make([]byte, 100), 0o600)
+	for _, p := range []string{live, dead} {
+		os.Chtimes(p, old, old)
+	}
+	Trim(dir, ".bin", 1, 0)
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live writer's file was removed: %v", err)
+	}
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("the dead writer's file was kept")
+	}
+	f.Close()
+	Trim(dir, ".bin", 1, 0)
+	if _, err := os.Stat(live); err == nil {
+		t.Error("the file was kept after its writer let it go")
+	}
 }
