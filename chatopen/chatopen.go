@@ -57,7 +57,9 @@ func DefaultTokenizerCache() string { return xdg.Cache("tokenizers") }
 // Close frees it.
 type Loaded struct {
 	// Name is how the user named the model (a repo id or a folder).
-	Name     string
+	Name string
+	// Source is what opens the model again, recorded in its sessions.
+	Source   sessions.ModelSource
 	Weights  *engine.Model
 	Tok      *tokenizer.Tokenizer // nil without tokenizer.json
 	Template *chat.Template       // nil without a chat template
@@ -93,7 +95,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 		return nil, err
 	}
 	m.Prefault() // on the other core while the tokenizer loads
-	l := &Loaded{Name: name, Weights: m}
+	l := &Loaded{Name: name, Weights: m, Source: sourceOf(dir)}
 	if err := l.loadText(dir, opt.TokenizerCache); err != nil {
 		m.Close()
 		return nil, err
@@ -110,6 +112,18 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	l.Backend = b
 	l.LoadTime = time.Since(start)
 	return l, nil
+}
+
+// sourceOf is what opens the model in dir again: its repo and commit when
+// it is a snapshot in a Hugging Face cache, and its absolute path.
+func sourceOf(dir string) sessions.ModelSource {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	src := sessions.ModelSource{Path: abs}
+	src.Repo, src.Revision, _ = hub.SnapshotOf(abs)
+	return src
 }
 
 func (l *Loaded) loadText(dir, tokenizerCache string) error {
@@ -209,12 +223,15 @@ type ChatOptions struct {
 	// Prefixes, when not nil, is the prefix cache the first reply starts
 	// from (conversation.Options.Prefixes).
 	Prefixes *sessions.Prefixes
+	// IgnoreEOS keeps replies going past end-of-turn tokens
+	// (conversation.Options.IgnoreEOS).
+	IgnoreEOS bool
 }
 
 // Chat starts an empty conversation on the model.
 func (l *Loaded) Chat(opt ChatOptions) (*conversation.Conversation, error) {
-	rt := conversation.Runtime{Label: l.Describe(), Weights: l.Weights, Tok: l.Tok, Template: l.Template, Backend: l.Backend, Generator: l.Generator}
-	conv, err := conversation.New(rt, conversation.Options{Window: l.Window(opt.Context), Sampler: opt.Sampler, MaxTokens: opt.MaxTokens, Controller: opt.Controller, Prefixes: opt.Prefixes})
+	rt := conversation.Runtime{Label: l.Describe(), Source: l.Source, Weights: l.Weights, Tok: l.Tok, Template: l.Template, Backend: l.Backend, Generator: l.Generator}
+	conv, err := conversation.New(rt, conversation.Options{Window: l.Window(opt.Context), Sampler: opt.Sampler, MaxTokens: opt.MaxTokens, Controller: opt.Controller, Prefixes: opt.Prefixes, IgnoreEOS: opt.IgnoreEOS})
 	if err != nil {
 		return nil, err
 	}

@@ -22,8 +22,10 @@ import (
 // Runtime is what a conversation runs on: a loaded model's parts
 // (chatopen.Loaded.Chat assembles it).
 type Runtime struct {
-	// Label names the model in saved sessions: its name and shape.
+	// Label names the model in saved sessions: its name and shape;
+	// Source says what opens it again.
 	Label    string
+	Source   sessions.ModelSource
 	Weights  *engine.Model
 	Tok      *tokenizer.Tokenizer
 	Template *chat.Template
@@ -45,6 +47,9 @@ type Options struct {
 	// first reply starts from its cached system prompt and headers, and
 	// keeps them there when they were not.
 	Prefixes *sessions.Prefixes
+	// IgnoreEOS keeps replies going past the model's end-of-turn tokens,
+	// up to MaxTokens (a test of speed, not a chat).
+	IgnoreEOS bool
 }
 
 // Controller is what a conversation needs of its controllers
@@ -76,6 +81,8 @@ type Conversation struct {
 	dropped  int      // messages out of the model's view (OutOfView)
 	thinking *bool    // enable_thinking for the template; nil: its default
 	created  time.Time
+	// changes counts the changes a session records (Changes).
+	changes uint64
 	// kept is the restored session's controller while it cannot be
 	// turned on: saved back unchanged, store and all, as long as no other
 	// controller runs, so that resuming the session later with the
@@ -158,6 +165,12 @@ func (c *Conversation) replies() int {
 	return n
 }
 
+// Changes counts the changes to what a session of the conversation
+// records (the transcript, the model's state, the system prompt, the
+// sampling, the thinking switch; not the controller, which the caller
+// switches): equal counts mean nothing to save.
+func (c *Conversation) Changes() uint64 { return c.changes }
+
 // Tokens is the number of positions the model holds.
 func (c *Conversation) Tokens() int { return c.seq.Cache.Len() }
 
@@ -174,6 +187,7 @@ func (c *Conversation) SetSampler(s engine.SamplerConfig) error {
 		return err
 	}
 	c.opt.Sampler = s
+	c.changes++
 	return nil
 }
 
@@ -194,6 +208,7 @@ func (c *Conversation) SetSystem(text string) {
 	if text != "" {
 		c.messages = append([]chat.Message{{Role: "system", Content: text}}, c.messages...)
 	}
+	c.changes++
 }
 
 // Clear starts over, keeping the system prompt, the sampling and the
@@ -208,6 +223,7 @@ func (c *Conversation) Clear() {
 	c.created = time.Now().UTC()
 	c.kept = nil
 	c.truncate(0)
+	c.changes++
 }
 
 func (c *Conversation) truncate(n int) {
@@ -279,6 +295,7 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 		return Reply{}, &TooLongError{Tokens: len(ids), Held: c.Tokens(), Window: w}
 	}
 	c.messages, c.dropped = msgs, dropped
+	c.changes++
 	if comp != nil {
 		comp.Shifted = c.realign(ids)
 	}
@@ -296,6 +313,9 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	c.truncate(p)
 
 	gen := c.rt.Generator(c.opt.Sampler, c.opt.MaxTokens)
+	if c.opt.IgnoreEOS {
+		gen.StopTokens = nil
+	}
 	if c.opt.Controller != nil {
 		gen.Hook = c.opt.Controller
 	}

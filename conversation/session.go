@@ -19,6 +19,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		Updated:              time.Now().UTC(),
 		Model:                c.rt.Label,
 		ModelFingerprint:     c.rt.Weights.Fingerprint,
+		ModelSource:          c.source(),
 		TokenizerFingerprint: c.rt.Tok.Fingerprint(),
 		Tokens:               c.seq.Tokens,
 		Messages:             c.messages,
@@ -36,6 +37,15 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		}
 	}
 	return claim.Save(meta, kv)
+}
+
+// source is the model's source for a session (nil when not known).
+func (c *Conversation) source() *sessions.ModelSource {
+	if c.rt.Source.IsZero() {
+		return nil
+	}
+	src := c.rt.Source
+	return &src
 }
 
 // ControllerResume says what became of a restored session's controller.
@@ -116,6 +126,7 @@ func (c *Conversation) restoreControllerKV(meta sessions.Meta) error {
 }
 
 func (c *Conversation) takeMeta(meta sessions.Meta) {
+	c.changes++
 	c.kept = meta.Controller
 	c.messages = slices.Clone(meta.Messages)
 	c.seeds = slices.Clone(meta.ReplySeeds)

@@ -19,6 +19,7 @@ func (c *Conversation) SetThinking(on *bool) {
 		v := *on
 		c.thinking = &v
 	}
+	c.changes++
 }
 
 // SwitchesThinking reports whether the model's chat template reads the

@@ -45,6 +45,7 @@ func (c *Conversation) Compact() (Compaction, error) {
 	}
 	comp := Compaction{Messages: dropped - c.dropped, Before: len(ids), After: len(kept)}
 	c.dropped = dropped
+	c.changes++
 	comp.Shifted = c.realign(kept)
 	return comp, nil
 }

@@ -199,3 +199,22 @@ func tagCache(cache string) {
 		os.WriteFile(path, []byte(cachedirTag), 0o644)
 	}
 }
+
+// SnapshotOf reports which repo and commit a folder is the snapshot of,
+// when it is one in a Hugging Face cache (…/models--org--name/snapshots/
+// COMMIT): a session made with it can then name the repo, not the path.
+func SnapshotOf(dir string) (repo, commit string, ok bool) {
+	dir = filepath.Clean(dir)
+	commit = filepath.Base(dir)
+	snaps := filepath.Dir(dir)
+	folder := filepath.Base(filepath.Dir(snaps))
+	parts := strings.Split(folder, "--")
+	if filepath.Base(snaps) != "snapshots" || !commitHash.MatchString(commit) || len(parts) != 3 || parts[0] != "models" {
+		return "", "", false
+	}
+	ref, err := parseRepo(parts[1] + "/" + parts[2])
+	if err != nil {
+		return "", "", false
+	}
+	return ref.ID, commit, true
+}

@@ -119,6 +119,16 @@ func (c *Claim) Save(meta Meta, kv *engine.KVState) error {
 	return save(c.path, meta, kv, c.store.wrap)
 }
 
+// Remove deletes the claimed session's file (the claim stays held until
+// Release).
+func (c *Claim) Remove() error {
+	c.check()
+	if err := os.Remove(c.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // Release gives the session up; a second call does nothing.
 func (c *Claim) Release() {
 	if c != nil {

@@ -44,6 +44,9 @@ type Meta struct {
 	// (engine.Model.Fingerprint).
 	Model            string `json:"model"`
 	ModelFingerprint string `json:"model_fingerprint"`
+	// ModelSource says what opens the model again (absent in files
+	// written before it was kept).
+	ModelSource *ModelSource `json:"model_source,omitempty"`
 	// TokenizerFingerprint is tokenizer.Tokenizer.Fingerprint.
 	TokenizerFingerprint string `json:"tokenizer_fingerprint"`
 	// Tokens are the token ids the KV tensors hold, in order.
