@@ -24,6 +24,9 @@ var ranks = map[string]int{
 
 	"chatopen": 6,
 	"config":   6,
+	// A chat's life as a session: above the conversation, beside the
+	// recipe that opens its model.
+	"chatsession": 6,
 	// The shipped modules register themselves with the host.
 	"controllers/shipped": 6,
 
