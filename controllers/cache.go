@@ -10,10 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
-	"golang.org/x/sys/unix"
+
+	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
+	"github.com/driftwoodlabs/driftwood/internal/cachedir"
+	"github.com/driftwoodlabs/driftwood/internal/privatefile"
 )
 
 // settingsKey names the engine settings in compiled-module cache entries:
@@ -29,6 +32,15 @@ const settingsKey = "wasmtime-go-v39.0.1-epoch"
 // other entry is deleted and the module compiled again, and the module's
 // first use says so in one log line. The file checked is the file mapped
 // (through /dev/fd). docs/RATIONALE.md says why not a secret key.
+//
+// Each store trims the folder to CacheLimit bytes, the least recently
+// used entries first (a load touches its entry's time), and removes the
+// temporary files of writers that died mid-write (internal/cachedir).
+
+// CacheLimit bounds the compile cache's bytes: the five shipped modules
+// take 54 MB compiled (8.6-12.5 MB each), a small Go-built controller
+// about 2 MB per edited version.
+const CacheLimit = 256 << 20
 
 // entrySum starts the checksum of a cache entry of module modSHA: SHA-256
 // over the settings, the module's hash and then the entry's bytes, so
@@ -46,40 +58,17 @@ func (rt *Runtime) entryPrefix(modSHA string) string {
 }
 
 // useCache reports whether the disk cache may be used, checking the
-// folder once per runtime (privateDir); when not, note says why.
+// folder once per runtime (privatefile.Dir); when not, note says why.
 func (rt *Runtime) useCache() (ok bool, note string) {
 	if rt.cacheDir == "" {
 		return false, ""
 	}
 	rt.cacheOnce.Do(func() {
-		if err := privateDir(rt.cacheDir); err != nil {
+		if err := privatefile.Dir(rt.cacheDir); err != nil {
 			rt.cacheOff = fmt.Sprintf("compile cache not used (%v): controllers compile at each load", err)
 		}
 	})
 	return rt.cacheOff == "", rt.cacheOff
-}
-
-// privateDir makes dir (and missing parents) with mode 0700 and checks
-// that it is a folder of this user's; one that others may read or write
-// is narrowed to 0700.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.IsDir() || !ok:
-		return fmt.Errorf("%s is not a folder", dir)
-	case int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", dir, st.Uid, os.Geteuid())
-	case fi.Mode().Perm()&0o077 != 0:
-		return os.Chmod(dir, 0o700)
-	}
-	return nil
 }
 
 // loadCached returns module modSHA from its cache entry, or nil when
@@ -92,6 +81,8 @@ func (rt *Runtime) loadCached(modSHA string) (mod *wasmtime.Module, note string)
 	for _, path := range paths {
 		mod, err := rt.deserialize(path, modSHA, strings.TrimSuffix(strings.TrimPrefix(path, prefix+"-"), ".cwasm"))
 		if err == nil {
+			now := time.Now()
+			os.Chtimes(path, now, now) // most recently used: Trim keeps it
 			return mod, strings.Join(bad, "; ")
 		}
 		os.Remove(path)
@@ -103,25 +94,11 @@ func (rt *Runtime) loadCached(modSHA string) (mod *wasmtime.Module, note string)
 // deserialize loads the cache entry at path if it is a regular file of
 // this user's that no one else may write, and matches sum.
 func (rt *Runtime) deserialize(path, modSHA, sum string) (*wasmtime.Module, error) {
-	// O_NOFOLLOW: an entry is never a link; O_NONBLOCK: a FIFO does not hang.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, _, err := privatefile.Open(path)
 	if err != nil {
-		return nil, errors.New("cannot be opened")
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, errors.New("cannot be read")
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.Mode().IsRegular() || !ok:
-		return nil, errors.New("is not a regular file")
-	case int(st.Uid) != os.Geteuid():
-		return nil, fmt.Errorf("belongs to uid %d, not to this user", st.Uid)
-	case fi.Mode().Perm()&0o022 != 0:
-		return nil, errors.New("may be written by others")
-	}
 	h := entrySum(modSHA)
 	if _, err := io.Copy(h, f); err != nil {
 		return nil, errors.New("cannot be read")
@@ -147,8 +124,8 @@ func (rt *Runtime) deserialize(path, modSHA, sum string) (*wasmtime.Module, erro
 
 // store writes module modSHA compiled to the cache, atomically and
 // read-only (Load maps entries: they are replaced, never rewritten in
-// place), and removes its other entries; a failure only costs the next
-// load a compile.
+// place), removes its other entries and trims the folder to cacheLimit;
+// a failure only costs the next load a compile.
 func (rt *Runtime) store(modSHA string, mod *wasmtime.Module) {
 	data, err := mod.Serialize()
 	if err != nil {
@@ -158,17 +135,13 @@ func (rt *Runtime) store(modSHA string, mod *wasmtime.Module) {
 	h.Write(data)
 	prefix := rt.entryPrefix(modSHA)
 	path := prefix + "-" + hex.EncodeToString(h.Sum(nil)) + ".cwasm"
-	if os.MkdirAll(rt.cacheDir, 0o700) != nil { // emptied by hand meanwhile
+	if privatefile.Dir(rt.cacheDir) != nil { // emptied by hand meanwhile
 		return
 	}
-	tmp, err := os.CreateTemp(rt.cacheDir, ".cwasm-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Chmod(tmp.Name(), 0o400) != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
+	// A temporary file named after the entry and held by this process
+	// until the rename (internal/atomicfile), so that Trim removes it
+	// only once this process is gone.
+	if atomicfile.WriteMode(path, 0o400, func(w io.Writer) error { _, err := w.Write(data); return err }) != nil {
 		return
 	}
 	// Another build of the same module (compiles need not be identical),
@@ -179,4 +152,5 @@ func (rt *Runtime) store(modSHA string, mod *wasmtime.Module) {
 			os.Remove(o)
 		}
 	}
+	cachedir.Trim(rt.cacheDir, ".cwasm", 0, rt.cacheLimit)
 }

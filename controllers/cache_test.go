@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/driftwoodlabs/driftwood/internal/flock"
 )
 
 // cacheChildEnv makes the test binary a child of TestCorruptCacheEntry:
@@ -227,4 +229,88 @@ func TestCachePermissions(t *testing.T) {
 			t.Errorf("wrote %d files into another user's folder", len(files))
 		}
 	})
+}
+
+// TestCacheIsBounded: the compile cache keeps under its limit, the
+// least recently used entries leaving first (a load from the cache
+// counts as a use), and the temporary files of compiles killed
+// mid-write leave once they are old, while a live writer's stays.
+// Before, nothing was ever removed: 30 edited versions of a controller
+// made 30 entries, and a killed compile's 73 MB temporary file stayed.
+func TestCacheIsBounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "wasm")
+	rt := NewRuntime(DefaultLimits(), dir)
+	defer rt.Close()
+	load := func(tok int) *Module {
+		t.Helper()
+		m, err := rt.Load("v", []byte(allowOnly(tok)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	entries := func() (map[string]bool, int64) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.cwasm"))
+		names, total := map[string]bool{}, int64(0)
+		for _, f := range files {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names[strings.SplitN(filepath.Base(f), "-", 2)[0]] = true
+			total += fi.Size()
+		}
+		return names, total
+	}
+	first := load(0)
+	_, one := entries()
+	rt.cacheLimit = 3*one + one/2 // room for three entries
+
+	// A dead writer's temporary file (an earlier build's name), an hour
+	// old, and a live writer's, as old but held.
+	old := time.Now().Add(-2 * time.Hour)
+	dead := filepath.Join(dir, ".cwasm-123")
+	os.WriteFile(dead, make([]byte, 1000), 0o600)
+	live := filepath.Join(dir, ".x.cwasm~tmp-456")
+	f, err := os.Create(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := flock.Hold(f); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dead, live} {
+		os.Chtimes(p, old, old)
+	}
+
+	var mods []*Module
+	for tok := 1; tok <= 6; tok++ {
+		// Entries' times have a resolution of the file system's: keep
+		// the order of use plain.
+		time.Sleep(10 * time.Millisecond)
+		mods = append(mods, load(tok))
+		if tok == 4 {
+			time.Sleep(10 * time.Millisecond)
+			load(0) // from the cache: most recently used again
+		}
+	}
+	names, total := entries()
+	if total > rt.cacheLimit || len(names) != 3 {
+		t.Errorf("%d entries, %d bytes; want 3, at most %d", len(names), total, rt.cacheLimit)
+	}
+	for _, m := range []*Module{mods[4], mods[5]} {
+		if !names[m.SHA256] {
+			t.Errorf("a newest entry was removed")
+		}
+	}
+	if !names[first.SHA256] {
+		t.Errorf("the entry loaded after the fourth was written was removed before it")
+	}
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("a dead writer's old temporary file was kept")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live writer's temporary file was removed: %v", err)
+	}
 }

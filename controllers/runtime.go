@@ -74,6 +74,9 @@ type Runtime struct {
 	// it is not used ("" when it is).
 	cacheOnce sync.Once
 	cacheOff  string
+	// cacheLimit bounds the cache folder's bytes (CacheLimit; tests
+	// lower it).
+	cacheLimit int64
 }
 
 // spareKey names what a spare instance was prepared for.
@@ -86,13 +89,13 @@ type spareKey struct {
 // module's sha256 and the engine's settings, each checked against its
 // checksum before it is used ("" for no disk cache); it is made private
 // to the user (0700) at its first use, and not used if it belongs to
-// someone else.
+// someone else, and kept under CacheLimit bytes.
 func NewRuntime(limits Limits, cacheDir string) *Runtime {
 	// A fault's backtrace costs ~10 ms per trap; the user never sees it.
 	os.Unsetenv("RUST_BACKTRACE")
 	cfg := wasmtime.NewConfig()
 	cfg.SetEpochInterruption(true)
-	rt := &Runtime{engine: wasmtime.NewEngineWithConfig(cfg), limits: limits, cacheDir: cacheDir, stop: make(chan struct{}), stopped: make(chan struct{}),
+	rt := &Runtime{engine: wasmtime.NewEngineWithConfig(cfg), limits: limits, cacheDir: cacheDir, cacheLimit: CacheLimit, stop: make(chan struct{}), stopped: make(chan struct{}),
 		spares: map[spareKey]*instance{}, pending: map[spareKey]chan struct{}{}, replaced: map[*Module]bool{}}
 	go rt.tick()
 	return rt

@@ -56,6 +56,7 @@ var ranks = map[string]int{
 	"internal/atomicfile":         1,
 	"internal/cachedir":           1,
 	"internal/limitedfile":        1,
+	"internal/privatefile":        1,
 	"internal/sysmem":             1,
 	"internal/weightsum":          1,
 	"internal/xdg":                1,
