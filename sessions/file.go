@@ -168,6 +168,10 @@ func validate(f *safetensors.File) (*Snapshot, error) {
 // snapshot that fails it can still be re-prefilled on any model.
 func (s *Snapshot) CheckModel(m *engine.Model, tok string, window int) error {
 	switch {
+	case s.Meta.ModelFingerprint != m.Fingerprint && s.Meta.Model == m.Config.Describe():
+		// The fingerprint samples the weights: a fine-tune of the same
+		// shape differs, as does every session saved before it did.
+		return fmt.Errorf("session %s was made with other weights of the same shape (%s): another fine-tune or merge, or a Driftwood before model fingerprints covered the weights", s.Path, s.Meta.Model)
 	case s.Meta.ModelFingerprint != m.Fingerprint:
 		return fmt.Errorf("session %s was made with %s, not %s (a different model or quantisation)", s.Path, s.Meta.Model, m.Config.Describe())
 	case s.Meta.TokenizerFingerprint != tok:

@@ -101,6 +101,15 @@ func Open(path string) (*File, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return Map(f)
+}
+
+// Map maps the open file f and parses its header, as Open does; f may be
+// closed afterwards. The file mapped is the one f names, whatever
+// happened to its path since it was opened: a caller that checked f
+// (its owner, its mode) maps what it checked.
+func Map(f *os.File) (*File, error) {
+	path := f.Name()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
