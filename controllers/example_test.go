@@ -329,3 +329,21 @@ func Example_trap() {
 	// [controller demo] dw_step trapped (unreachable: a panic or abort) (controller off until the next reply)
 	// reply: +179 +481 +481 (stop: max_tokens)
 }
+
+// A controller says what argument it takes with the optional
+// dw_describe: here that it needs one, a digit. The host shows the line
+// where controllers are listed.
+func Example_describe() {
+	rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
+	defer rt.Close()
+	mod, err := rt.Load("digit", []byte(controller(`
+  (data (i32.const 3000) "\01\00\00\00\00\0c\00\00\07\00\00\00") ;; flags ARG_REQUIRED, text_ptr 3072, text_len 7
+  (data (i32.const 3072) "a digit")
+  (func (export "dw_describe") (result i32) (i32.const 3000))
+  (func (export "dw_step") (param i32 i32) (result i32) (i32.const 0))`)))
+	check(err)
+	doc, required, err := mod.Describe()
+	fmt.Printf("describes %q, required %v, error %v\n", doc, required, err)
+	// Output:
+	// describes "a digit", required true, error <nil>
+}

@@ -145,6 +145,32 @@ type instance struct {
 // guest's log lines; when it is nil (a spare prepared in the background)
 // the first maxHeldLogs lines are held, and start shows them.
 func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*instance, error) {
+	deadline := time.Now().Add(rt.limits.InitTime)
+	in, wi, err := rt.instantiate(mod, vocab, logf)
+	if err != nil {
+		return nil, err
+	}
+	remaining := func() time.Duration { return max(time.Until(deadline), time.Millisecond) }
+	vocabPtr, err := in.put(vocab.blob, remaining())
+	if err == nil {
+		var rc int32
+		rc, err = in.call(wi.GetFunc(in.store, "dw_load"), "dw_load", remaining(), vocabPtr, int32(len(vocab.blob)), int32(in.vocabN))
+		if err == nil && rc != 0 {
+			err = fmt.Errorf("controller %s refused the vocabulary (dw_load returned %d)", mod.Name, rc)
+		}
+	}
+	if err != nil {
+		in.close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// instantiate creates an instance of mod for vocab and runs _initialize
+// and the ABI version check, within the init time budget (the rest of it
+// is left for what follows: the budget bounds the store's epoch deadline
+// from now on). On an error the instance is closed.
+func (rt *Runtime) instantiate(mod *Module, vocab *Vocab, logf func(string)) (*instance, *wasmtime.Instance, error) {
 	st := &instanceState{vocab: vocab, rng: rand.NewChaCha8([32]byte{'d', 'w'}), logf: logf}
 	store := wasmtime.NewStoreWithData(rt.engine, st)
 	store.Limiter(rt.limits.Memory, -1, -1, -1, -1)
@@ -159,36 +185,24 @@ func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*insta
 	store.SetEpochDeadline(ticks(rt.limits.InitTime))
 	wi, err := mod.linker.Instantiate(store, mod.module)
 	if err != nil {
-		return nil, in.fault("instantiate", err)
+		return nil, nil, in.fault("instantiate", err)
 	}
 	in.mem = wi.GetExport(store, "memory").Memory()
 	in.alloc, in.init, in.begin, in.step = wi.GetFunc(store, "dw_alloc"), wi.GetFunc(store, "dw_init"), wi.GetFunc(store, "dw_begin"), wi.GetFunc(store, "dw_step")
 	if f := wi.GetFunc(store, "_initialize"); f != nil {
 		if _, err := f.Call(store); err != nil {
-			return nil, in.fault("_initialize", err)
+			return nil, nil, in.fault("_initialize", err)
 		}
 	}
-	remaining := func() time.Duration { return max(time.Until(deadline), time.Millisecond) }
-	v, err := in.call(wi.GetFunc(store, "dw_abi_version"), "dw_abi_version", remaining())
+	v, err := in.call(wi.GetFunc(store, "dw_abi_version"), "dw_abi_version", max(time.Until(deadline), time.Millisecond))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if v != abi.Version {
-		return nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, abi.Version)
-	}
-	vocabPtr, err := in.put(vocab.blob, remaining())
-	if err != nil {
-		return nil, err
-	}
-	rc, err := in.call(wi.GetFunc(store, "dw_load"), "dw_load", remaining(), vocabPtr, int32(len(vocab.blob)), int32(in.vocabN))
-	if err != nil {
-		return nil, err
-	}
-	if rc != 0 {
-		return nil, fmt.Errorf("controller %s refused the vocabulary (dw_load returned %d)", mod.Name, rc)
+		return nil, nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, abi.Version)
 	}
 	ok = true
-	return in, nil
+	return in, wi, nil
 }
 
 // start gives a prepared instance the conversation's store, its log and

@@ -157,6 +157,13 @@ type Module struct {
 	// notice, when set, is told once to the user by the first driver that
 	// runs the module: what became of its compile-cache entry.
 	notice atomic.Pointer[string]
+
+	rt        *Runtime
+	describes bool // exports dw_describe
+	described sync.Once
+	argDoc    string
+	argNeeded bool
+	argErr    error
 }
 
 // LoadFile compiles the controller at path (.wasm, or .wat text), using
@@ -203,7 +210,7 @@ func sha256Hex(b []byte) string {
 // it from the disk cache when it is there, and asking read for the bytes
 // only when it is not.
 func (rt *Runtime) load(name, sha string, read func() ([]byte, error)) (*Module, error) {
-	m := &Module{Name: name, SHA256: sha}
+	m := &Module{Name: name, SHA256: sha, rt: rt}
 	cache, note := rt.useCache()
 	if cache {
 		m.module, note = rt.loadCached(m.SHA256)
@@ -234,6 +241,9 @@ func (rt *Runtime) load(name, sha string, read func() ([]byte, error)) (*Module,
 	if err := checkExports(m.module); err != nil {
 		m.module.Close()
 		return nil, err
+	}
+	for _, e := range m.module.Exports() {
+		m.describes = m.describes || e.Name() == "dw_describe"
 	}
 	linker, err := rt.newLinker(m.module)
 	if err != nil {
@@ -292,6 +302,9 @@ func checkExports(mod *wasmtime.Module) error {
 		if got := signature(et.FuncType()); got != sig {
 			return fmt.Errorf("export %s has type %s, ABI v%d wants %s", name, got, abi.Version, sig)
 		}
+	}
+	if et, ok := have["dw_describe"]; ok && (et.FuncType() == nil || signature(et.FuncType()) != describeSignature) {
+		return fmt.Errorf("export dw_describe is not a function of type %s (see controllers/ABI.md)", describeSignature)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("not a Driftwood controller: missing exports %s (see controllers/ABI.md)", strings.Join(slices.Sorted(slices.Values(missing)), ", "))

@@ -98,3 +98,42 @@ const (
 	// outside the guest's memory.
 	ErrOutside = -2
 )
+
+// DescriptionSize is the size in bytes of the description record that
+// the optional dw_describe export returns the address of (4-byte
+// aligned).
+const DescriptionSize = 12
+
+// ArgRequired is the description's flag bit that says the controller
+// needs an argument: the host refuses an empty one before dw_init.
+const ArgRequired uint32 = 1 << 0
+
+// MaxDescription is the most bytes of a description's text; a longer
+// one is malformed.
+const MaxDescription = 256
+
+// Description is the record dw_describe returns the address of: what
+// argument the controller takes, in one line of UTF-8 for the user
+// ("a Go regular expression, which the whole reply matches").
+type Description struct {
+	// Flags holds ArgRequired, or 0.
+	Flags uint32
+	// TextPtr and TextLen are the address and length of the text.
+	TextPtr, TextLen uint32
+}
+
+// Append appends d's DescriptionSize bytes to dst.
+func (d Description) Append(dst []byte) []byte {
+	le := binary.LittleEndian
+	dst = le.AppendUint32(dst, d.Flags)
+	dst = le.AppendUint32(dst, d.TextPtr)
+	return le.AppendUint32(dst, d.TextLen)
+}
+
+// ReadDescription reads the description that b starts with; b holds at
+// least DescriptionSize bytes.
+func ReadDescription(b []byte) Description {
+	le := binary.LittleEndian
+	_ = b[DescriptionSize-1]
+	return Description{Flags: le.Uint32(b[0:]), TextPtr: le.Uint32(b[4:]), TextLen: le.Uint32(b[8:])}
+}

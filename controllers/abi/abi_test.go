@@ -105,3 +105,19 @@ func TestTrieRoundTrip(t *testing.T) {
 		t.Error("a trie cut short was read")
 	}
 }
+
+// TestDescriptionLayout pins dw_describe's record to ABI.md's table.
+func TestDescriptionLayout(t *testing.T) {
+	d := abi.Description{Flags: abi.ArgRequired, TextPtr: 0x1000, TextLen: 42}
+	b := d.Append(nil)
+	le := binary.LittleEndian
+	if len(b) != abi.DescriptionSize || abi.DescriptionSize != 12 {
+		t.Fatalf("description of %d bytes (DescriptionSize %d), ABI.md says 12", len(b), abi.DescriptionSize)
+	}
+	if le.Uint32(b[0:]) != 1 || le.Uint32(b[4:]) != 0x1000 || le.Uint32(b[8:]) != 42 {
+		t.Errorf("description bytes %x: want flags 1 at 0, text_ptr at 4, text_len at 8", b)
+	}
+	if got := abi.ReadDescription(b); got != d {
+		t.Errorf("ReadDescription(Append(d)) = %+v, want %+v", got, d)
+	}
+}

@@ -85,6 +85,36 @@ func dwInit(argPtr unsafe.Pointer, argLen int32) int32 {
 	return 0
 }
 
+// description is what dw_describe answered, kept alive for the host to
+// read: the record, then the text it points to.
+var (
+	description     [abi.DescriptionSize / 4]uint32
+	descriptionText []byte
+)
+
+// dwDescribe says what argument the controller takes, when it is a
+// Describer; 0 when it is not.
+//
+//go:wasmexport dw_describe
+func dwDescribe() uint32 {
+	defer logPanic()
+	if newController == nil {
+		return 0
+	}
+	d, ok := newController().(Describer)
+	if !ok {
+		return 0
+	}
+	arg, required := d.Describe()
+	descriptionText = []byte(arg)
+	rec := abi.Description{TextPtr: addr(data(descriptionText)), TextLen: uint32(len(descriptionText))}
+	if required {
+		rec.Flags = abi.ArgRequired
+	}
+	rec.Append(unsafe.Slice((*byte)(unsafe.Pointer(&description[0])), abi.DescriptionSize)[:0])
+	return addr(unsafe.Pointer(&description[0]))
+}
+
 // prefaultBytes is the heap dw_load touches for dw_init and the first
 // steps to reuse.
 const prefaultBytes = 1 << 20

@@ -70,6 +70,18 @@ type Loader interface {
 	Load(v *Vocab)
 }
 
+// Describer is an optional interface of a Controller: Describe says, in
+// one line for the user, what argument it takes ("a JSON array of
+// strings, one of which the reply is"), and whether it needs one. The
+// host shows the line where controllers are listed and in the error of a
+// refused switch, and refuses an empty argument to a controller that
+// needs one before Init is called. The SDK calls it (dw_describe) on a
+// controller made only for that, before Load: it must not depend on
+// either.
+type Describer interface {
+	Describe() (arg string, required bool)
+}
+
 // newController is the constructor given to Register.
 var newController func() Controller
 

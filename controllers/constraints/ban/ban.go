@@ -26,6 +26,13 @@ type Controller struct {
 // New returns a ban controller.
 func New() *Controller { return new(Controller) }
 
+var _ sdk.Describer = (*Controller)(nil)
+
+// Describe says what the argument is; one is required.
+func (c *Controller) Describe() (arg string, required bool) {
+	return "a JSON array of words, which the reply never contains (ignoring case)", true
+}
+
 // Init builds the automaton of the banned words.
 func (c *Controller) Init(arg string, v *sdk.Vocab, h sdk.Host) error {
 	var words []string

@@ -20,7 +20,9 @@ import (
 )
 
 // New returns a choice controller.
-func New() sdk.Controller { return regex.NewDerived("choice", Expr) }
+func New() sdk.Controller {
+	return regex.NewDerived("choice", "a JSON array of strings, exactly one of which the reply is", Expr)
+}
 
 // Expr returns the regular expression that matches exactly the strings
 // of the JSON array arg.

@@ -43,6 +43,13 @@ func New() *Controller { return new(Controller) }
 // string characters), which do not depend on the schema.
 func (c *Controller) Load(v *sdk.Vocab) { v.PrepareClasses(newGrammar()) }
 
+var _ sdk.Describer = (*Controller)(nil)
+
+// Describe says what the argument is; none is needed.
+func (c *Controller) Describe() (arg string, required bool) {
+	return "empty for any JSON value, or a JSON schema that the reply's value is valid for", false
+}
+
 // Init compiles the schema.
 func (c *Controller) Init(arg string, v *sdk.Vocab, h sdk.Host) error {
 	g := newGrammar()

@@ -35,6 +35,13 @@ type Controller struct {
 // New returns a maxwords controller.
 func New() *Controller { return new(Controller) }
 
+var _ sdk.Describer = (*Controller)(nil)
+
+// Describe says what the argument is; one is required.
+func (c *Controller) Describe() (arg string, required bool) {
+	return "a number: the most words the reply has", true
+}
+
 // Init reads the limit.
 func (c *Controller) Init(arg string, v *sdk.Vocab, h sdk.Host) error {
 	n, err := strconv.Atoi(strings.TrimSpace(arg))

@@ -22,19 +22,28 @@ import (
 // Controller is the regex controller.
 type Controller struct {
 	name string
+	arg  string // what the argument is, for Describe
 	expr func(arg string) (string, error)
 	c    *sdk.Constraint[*State]
 }
 
 // New returns a regex controller.
-func New() *Controller { return &Controller{name: "regex"} }
+func New() *Controller {
+	return &Controller{name: "regex", arg: "a Go regular expression, which the whole reply matches"}
+}
 
 // NewDerived returns a controller named name whose regular expression is
 // expr(arg): other constraints that are regular languages (a list of
-// choices, say) use it.
-func NewDerived(name string, expr func(arg string) (string, error)) *Controller {
-	return &Controller{name: name, expr: expr}
+// choices, say) use it. argDoc says what the argument is (Describe).
+func NewDerived(name, argDoc string, expr func(arg string) (string, error)) *Controller {
+	return &Controller{name: name, arg: argDoc, expr: expr}
 }
+
+var _ sdk.Describer = (*Controller)(nil)
+
+// Describe says what the argument is; one is required (an empty
+// expression would allow only an empty reply).
+func (c *Controller) Describe() (arg string, required bool) { return c.arg, true }
 
 // Init compiles the expression.
 func (c *Controller) Init(arg string, v *sdk.Vocab, h sdk.Host) error {
