@@ -9,6 +9,7 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/controllers/abi"
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // sparseLimit is the most allowed tokens for which the driver hands the
@@ -27,8 +28,8 @@ type Log struct {
 // implements engine.Hook: Begin hands the step to a worker goroutine that
 // calls the guest while the backend computes the logits; End waits for it
 // and applies the result, reading the mask in place from the guest's
-// memory. The controller can be switched at any time (Use, Off), also in
-// the middle of a reply. Close stops the worker.
+// memory. The controller can be switched at any time (SwitchTo, Use,
+// Off), also in the middle of a reply. Close stops the worker.
 type Driver struct {
 	rt    *Runtime
 	vocab *Vocab
@@ -36,10 +37,14 @@ type Driver struct {
 	logf  func(Log)
 	reg   *Registry // nil: no reloading
 
-	mu      sync.Mutex
-	next    *Module // set by Use/Off, taken by the worker
-	nextArg string
-	swapped bool
+	mu       sync.Mutex
+	next     *Module // set by SwitchTo/Use/Off, taken by the worker
+	nextArg  string
+	nextInst *instance // started by SwitchTo for next; nil: the worker starts one
+	swapped  bool
+	// controls are the stretches of the reply begun at StartReply, each
+	// under one controller (ReplyControls).
+	controls []sessions.ReplyControl
 
 	req     chan []int32
 	resp    chan outcome
@@ -81,14 +86,27 @@ func NewDriver(rt *Runtime, vocab *Vocab, kv *KV, reg *Registry, logf func(Log))
 }
 
 // Use makes mod, with its argument, the active controller from the next
-// step on (the current reply's tokens so far are replayed to it).
+// step on (the current reply's tokens so far are replayed to it). It
+// checks nothing: an argument that dw_init refuses disables the
+// controller at that step, the previous one already gone. Front-ends
+// switch with SwitchTo (or Host.Switch), which refuses up front.
 func (d *Driver) Use(mod *Module, arg string) {
 	if mod != nil {
 		d.rt.Prewarm(mod, d.vocab) // ready, most often, by the next step
 	}
+	d.hand(mod, arg, nil)
+}
+
+// hand makes mod, with arg, the controller of the next step; in, when not
+// nil, is its instance, started already.
+func (d *Driver) hand(mod *Module, arg string, in *instance) {
 	d.mu.Lock()
-	d.next, d.nextArg, d.swapped = mod, arg, true
+	old := d.nextInst
+	d.next, d.nextArg, d.nextInst, d.swapped = mod, arg, in, true
 	d.mu.Unlock()
+	if old != nil { // a switch that never took effect
+		old.close()
+	}
 }
 
 // Off deactivates the controller from the next step on.
@@ -113,6 +131,12 @@ func (d *Driver) KV() *KV { return d.kv }
 func (d *Driver) Close() {
 	close(d.req)
 	<-d.done
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.nextInst != nil {
+		d.nextInst.close()
+		d.nextInst = nil
+	}
 }
 
 // StartReply is called by the decode loop before a reply whose first
@@ -125,6 +149,59 @@ func (d *Driver) StartReply(start, limit int) {
 	d.maxSteps = 2*limit + d.rt.limits.ReplySteps
 	d.disabled = false
 	d.steps, d.takenBack = 0, 0
+	at := sessions.ReplyControl{}
+	if d.mod != nil {
+		at.Name, at.Arg = d.mod.Name, d.arg
+	}
+	d.mu.Lock()
+	d.controls = append(d.controls[:0], at)
+	d.mu.Unlock()
+}
+
+// ReplyControls returns the stretches of the reply begun at the last
+// StartReply (so far, while it runs), in order, each under one
+// controller: the first, From 0, names the controller active at the
+// reply's start (Name "" for none); a switch adds one From the number of
+// reply tokens at the step where it took effect, and a fault one with
+// Name "" and Fault set ("NAME: reason"). A stretch that a later one
+// replaced at the same token is left out. The slice is a copy.
+func (d *Driver) ReplyControls() []sessions.ReplyControl {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.controls)
+}
+
+// stretch records that c governs the reply from its n-th token on. It
+// runs on a switch or a fault only, never per token.
+func (d *Driver) stretch(n int, c sessions.ReplyControl) {
+	c.From = n
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if last := len(d.controls) - 1; last >= 0 && d.controls[last].From == n {
+		d.controls = d.controls[:last] // it governed no token
+	}
+	d.controls = append(d.controls, c)
+}
+
+// Revocable is how many of the reply's last tokens a controller may
+// still take back: 0 when none is active and none is about to be, or
+// when the active one was switched off for the rest of the reply (or is
+// about to be); otherwise what is left of the reply's take-back budget
+// (Limits.TakeBack), the whole of it when a switch is pending (a new
+// controller's budget is whole). The reply's text before those tokens is
+// final: a printer may show it as such. Call it between steps, as the
+// decode loop's events are.
+func (d *Driver) Revocable() int {
+	d.mu.Lock()
+	swapped, next := d.swapped, d.next
+	d.mu.Unlock()
+	switch {
+	case swapped && next != nil:
+		return d.rt.limits.TakeBack
+	case swapped, d.mod == nil, d.disabled:
+		return 0
+	}
+	return d.rt.limits.TakeBack - d.takenBack
 }
 
 // Begin implements engine.Hook.
@@ -200,18 +277,29 @@ func (d *Driver) worker() {
 
 func (d *Driver) step(tokens []int32) outcome {
 	d.mu.Lock()
-	if d.swapped {
+	swapped := d.swapped
+	if swapped {
 		d.mod, d.arg, d.swapped = d.next, d.nextArg, false
 		d.drop()
+		if d.nextInst != nil { // started by SwitchTo: no second dw_init
+			d.inst, d.told, d.spare, d.nextInst = d.nextInst, 0, false, nil
+		}
 		d.disabled = false
 		d.steps, d.takenBack = 0, 0 // the new controller's budget is whole
 	}
 	d.mu.Unlock()
+	if swapped {
+		at := sessions.ReplyControl{}
+		if d.mod != nil {
+			at.Name, at.Arg = d.mod.Name, d.arg
+		}
+		d.stretch(len(tokens)-d.replyStart, at)
+	}
 	if d.mod == nil || d.disabled {
 		return outcome{}
 	}
 	if d.steps++; d.steps > d.maxSteps {
-		return d.fault(fmt.Errorf("controller %s: took %d steps in this reply without reaching its limit of %d tokens (at most twice that plus %d steps): it keeps taking tokens back",
+		return d.fault(tokens, fmt.Errorf("controller %s: took %d steps in this reply without reaching its limit of %d tokens (at most twice that plus %d steps): it keeps taking tokens back",
 			d.mod.Name, d.maxSteps, (d.maxSteps-d.rt.limits.ReplySteps)/2, d.rt.limits.ReplySteps))
 	}
 	if d.inst != nil && (len(tokens) < d.told || d.told < d.replyStart) && d.reg != nil {
@@ -230,7 +318,7 @@ func (d *Driver) step(tokens []int32) outcome {
 		}
 		inst, err := d.rt.newInstance(d.mod, d.vocab, d.arg, d.kv, d.log)
 		if err != nil {
-			return d.fault(err)
+			return d.fault(tokens, err)
 		}
 		d.inst, d.told, d.spare = inst, 0, false
 	}
@@ -240,18 +328,18 @@ func (d *Driver) step(tokens []int32) outcome {
 			err = fmt.Errorf("controller %s refused to start the reply (dw_begin returned %d)", d.mod.Name, rc)
 		}
 		if err != nil {
-			return d.fault(err)
+			return d.fault(tokens, err)
 		}
 		d.seen = append(d.seen[:d.told], tokens[d.told:d.replyStart]...)
 		d.told = d.replyStart
 	}
 	res, err := d.inst.runStep(tokens[d.told:])
 	if err != nil {
-		return d.fault(err)
+		return d.fault(tokens, err)
 	}
 	back := min(res.backtrack, len(tokens)-d.replyStart)
 	if d.takenBack += back; d.takenBack > d.rt.limits.TakeBack {
-		return d.fault(fmt.Errorf("controller %s: would take back %d tokens in this reply, more than the %d allowed", d.mod.Name, d.takenBack, d.rt.limits.TakeBack))
+		return d.fault(tokens, fmt.Errorf("controller %s: would take back %d tokens in this reply, more than the %d allowed", d.mod.Name, d.takenBack, d.rt.limits.TakeBack))
 	}
 	d.seen = append(d.seen[:d.told], tokens[d.told:]...)
 	d.told = len(tokens) - back
@@ -260,15 +348,17 @@ func (d *Driver) step(tokens []int32) outcome {
 
 // fault disables the controller for the rest of the reply; the instance
 // is never called again.
-func (d *Driver) fault(err error) outcome {
+func (d *Driver) fault(tokens []int32, err error) outcome {
 	d.disabled = true
 	d.drop()
 	name := ""
 	if d.mod != nil {
 		name = d.mod.Name
 	}
+	reason := withoutName(err.Error(), name)
+	d.stretch(len(tokens)-d.replyStart, sessions.ReplyControl{Fault: name + ": " + reason})
 	if d.logf != nil {
-		d.logf(Log{Controller: name, Text: withoutName(err.Error(), name) + " (controller off until the next reply)", Fault: true})
+		d.logf(Log{Controller: name, Text: reason + " (controller off until the next reply)", Fault: true})
 	}
 	return outcome{}
 }

@@ -332,8 +332,13 @@ func Example_trap() {
 
 // A controller says what argument it takes with the optional
 // dw_describe: here that it needs one, a digit. The host shows the line
-// where controllers are listed.
+// where controllers are listed, and refuses a switch without the
+// argument before dw_init runs; the previous controller (none here)
+// stays active.
 func Example_describe() {
+	dir := golden.ModelDir("tiny-f32")
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	check(err)
 	rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
 	defer rt.Close()
 	mod, err := rt.Load("digit", []byte(controller(`
@@ -344,6 +349,13 @@ func Example_describe() {
 	check(err)
 	doc, required, err := mod.Describe()
 	fmt.Printf("describes %q, required %v, error %v\n", doc, required, err)
+	d := controllers.NewDriver(rt, controllers.NewVocab(tok, 512), controllers.NewKV(), nil, nil)
+	defer d.Close()
+	fmt.Println(d.SwitchTo(mod, ""))
+	active, _ := d.Current()
+	fmt.Println("active:", active)
 	// Output:
 	// describes "a digit", required true, error <nil>
+	// controller digit needs an argument: a digit
+	// active: <nil>
 }

@@ -80,10 +80,16 @@ func TestShippedControllers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Each says what argument it takes; all but json need one.
+		if doc, required, err := mod.Describe(); doc == "" || required != (c.name != "json") || err != nil {
+			t.Errorf("%s describes its argument as %q, required %v (%v); want a line, required unless json", c.name, doc, required, err)
+		}
 		for seed := uint64(0); seed < 4; seed++ {
 			temp := []float64{0, 0.7, 1.2, 2}[seed]
 			d := h.driver(reg)
-			d.Use(mod, c.arg)
+			if err := d.SwitchTo(mod, c.arg); err != nil {
+				t.Fatal(err)
+			}
 			reply, st := h.replyWith(t, d, c.maxTokens, temp, seed)
 			d.Close()
 			text := strings.TrimSuffix(decode(h.vocab, reply), "<|eot_id|>")
@@ -96,6 +102,49 @@ func TestShippedControllers(t *testing.T) {
 				t.Errorf("%s %s, temperature %g: reply %q (%s): %v\nlogs: %s", c.name, c.arg, temp, text, st.Reason, err, h.logText())
 			}
 		}
+	}
+}
+
+// TestShippedRefusals: a switch to a shipped controller without the
+// argument it needs, or with one it rejects, is refused with an error
+// that says why and what it takes, and the previous controller stays.
+func TestShippedRefusals(t *testing.T) {
+	h := newHarness(t)
+	reg, err := newRegistry(h.rt, shippedFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	d := h.driver(reg)
+	defer d.Close()
+	seven := h.load(t, "only7", allowOnly(7))
+	if err := d.SwitchTo(seven, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, arg string
+		want      []string
+	}{
+		{"regex", "", []string{"controller regex needs an argument: a Go regular expression"}},
+		{"choice", "yes,no", []string{`controller choice refused its argument "yes,no"`, "must be a JSON array of strings", "(choice takes a JSON array of strings"}},
+		{"maxwords", "many", []string{`refused its argument "many"`, "non-negative integer", "(maxwords takes a number"}},
+	} {
+		mod, err := reg.Get(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = d.SwitchTo(mod, c.arg)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s %q: error %v, want it to say %q", c.name, c.arg, err, w)
+			}
+		}
+		if cur, _ := d.Current(); cur != seven {
+			t.Errorf("%s %q: after the refusal %v is active, want only7 still", c.name, c.arg, cur)
+		}
+	}
+	if reply, _ := h.replyWith(t, d, 3, 1, 1); !slices.Equal(reply, []int32{7, 7, 7}) {
+		t.Errorf("reply %v after the refusals, want only7's", reply)
 	}
 }
 

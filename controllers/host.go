@@ -52,8 +52,9 @@ func (h *Host) Store() map[string][]byte { return h.KV().Snapshot() }
 func (h *Host) RestoreStore(kv map[string][]byte) error { return h.KV().Restore(kv) }
 
 // Resume turns on the controller c names, found by name, else by the
-// path it was loaded from, with its argument; it returns the hash of the
-// module now running.
+// path it was loaded from, with its argument, through the same check as
+// Switch (SwitchTo); it returns the hash of the module now running. On
+// an error nothing changes.
 func (h *Host) Resume(c sessions.Controller) (sha256 string, err error) {
 	if h.Registry == nil {
 		return "", errors.New("no controllers registry")
@@ -67,7 +68,9 @@ func (h *Host) Resume(c sessions.Controller) (sha256 string, err error) {
 	if err != nil {
 		return "", err
 	}
-	h.Use(mod, c.Arg)
+	if err := h.SwitchTo(mod, c.Arg); err != nil {
+		return "", err
+	}
 	return mod.SHA256, nil
 }
 

@@ -19,7 +19,8 @@ const (
 type KV struct {
 	mu    sync.Mutex
 	m     map[string][]byte
-	total int // bytes of keys and values
+	total int             // bytes of keys and values
+	dirty map[string]bool // keys written, in a store made by stage
 }
 
 // NewKV returns an empty store.
@@ -67,6 +68,37 @@ func (kv *KV) put(key string, val []byte) error {
 	}
 	kv.m[key] = val
 	kv.total = total
+	if kv.dirty != nil {
+		kv.dirty[key] = true
+	}
+	return nil
+}
+
+// stage returns a copy of the store that records which keys it writes:
+// the dw_init of a controller being switched to runs against it, so that
+// a refused switch leaves the conversation's store as it was, and commit
+// applies the writes of one that succeeds.
+func (kv *KV) stage() *KV {
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	return &KV{m: maps.Clone(kv.m), total: kv.total, dirty: map[string]bool{}}
+}
+
+// commit sets in kv the keys that staged (from stage) wrote, with their
+// values there; when they no longer fit the limits (the store changed
+// meanwhile), nothing changes and the error says why.
+func (kv *KV) commit(staged *KV) error {
+	staged.mu.Lock()
+	defer staged.mu.Unlock()
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	fresh := &KV{m: maps.Clone(kv.m), total: kv.total}
+	for _, k := range slices.Sorted(maps.Keys(staged.dirty)) {
+		if err := fresh.put(k, staged.m[k]); err != nil {
+			return err
+		}
+	}
+	kv.m, kv.total = fresh.m, fresh.total
 	return nil
 }
 

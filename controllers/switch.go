@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxReasonLines is how many of the lines a refused start logged its
+// error quotes (the last ones: a refusal's reason comes last).
+const maxReasonLines = 3
+
+// SwitchTo makes mod, with its argument, the active controller from the
+// next step on, after checking that it can run: it refuses an empty
+// argument that the controller describes as required (Module.Describe),
+// then starts an instance (a spare prepared in the background when there
+// is one) and runs its dw_init with arg. Only when that succeeds does mod
+// replace the active controller, and its next step runs on that very
+// instance, so the check costs the switch nothing.
+//
+// # Errors
+//
+// When mod is refused, nothing changes: the previous controller stays
+// active, and the key-value store keeps none of what the refused dw_init
+// wrote (it runs against a staged copy, whose writes are applied only
+// when it succeeds). The error says what was refused and why: the
+// guest's own last log lines, and the argument the controller takes when
+// it describes it. The lines a successful start logged go to the log as
+// usual.
+func (d *Driver) SwitchTo(mod *Module, arg string) error {
+	doc, required, _ := mod.Describe()
+	if required && arg == "" {
+		return fmt.Errorf("controller %s needs an argument: %s", mod.Name, doc)
+	}
+	if note := mod.notice.Swap(nil); note != nil && d.logf != nil {
+		d.logf(Log{Controller: mod.Name, Text: *note})
+	}
+	var lines []string
+	staged := d.kv.stage()
+	in, err := d.rt.newInstance(mod, d.vocab, arg, staged, func(line string) { lines = append(lines, line) })
+	if err == nil {
+		if err = d.kv.commit(staged); err != nil {
+			in.close()
+			err = fmt.Errorf("controller %s: what its dw_init wrote to the key-value store no longer fits: %w", mod.Name, err)
+		}
+	}
+	if err != nil {
+		return refusal(mod, err, lines, doc)
+	}
+	logf := d.logTo(mod)
+	for _, l := range lines {
+		logf(l)
+	}
+	in.state.kv, in.state.logf = d.kv, logf
+	d.hand(mod, arg, in)
+	return nil
+}
+
+// refusal is the error of a start that failed with err, after the guest
+// logged lines: err, then the last lines (without the "NAME: " a guest
+// often starts them with), then what argument the controller takes.
+func refusal(mod *Module, err error, lines []string, doc string) error {
+	msg := err.Error()
+	if len(lines) > 0 {
+		said := make([]string, 0, maxReasonLines)
+		for _, l := range lines[max(0, len(lines)-maxReasonLines):] {
+			said = append(said, strings.TrimPrefix(l, mod.Name+": "))
+		}
+		msg += ": " + strings.Join(said, "; ")
+	}
+	if doc != "" {
+		msg += " (" + mod.Name + " takes " + doc + ")"
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// logTo returns the log of an instance of mod: its lines go to the
+// driver's log under mod's name, without the "NAME: " a controller often
+// starts them with.
+func (d *Driver) logTo(mod *Module) func(string) {
+	return func(line string) {
+		if d.logf != nil {
+			d.logf(Log{Controller: mod.Name, Text: strings.TrimPrefix(line, mod.Name+": ")})
+		}
+	}
+}
+
+// Switch makes the controller nameOrPath (as Registry.Get finds it), with
+// its argument, the active one from the next step on, once it has
+// checked that it runs (Driver.SwitchTo), and returns its module. It
+// blocks for the compile (the first use of a module: a second or so,
+// unless the disk cache has it) and dw_init: a front-end calls it off its
+// UI goroutine.
+//
+// # Errors
+//
+// A name that finds no controller, a module that does not compile, or a
+// refusal (see SwitchTo): nothing changes, the previous controller stays
+// active.
+func (h *Host) Switch(nameOrPath, arg string) (*Module, error) {
+	mod, err := h.Registry.Get(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.SwitchTo(mod, arg); err != nil {
+		return nil, err
+	}
+	return mod, nil
+}
