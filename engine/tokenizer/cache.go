@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
 	"github.com/driftwoodlabs/driftwood/internal/cachedir"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+	"github.com/driftwoodlabs/driftwood/internal/privatefile"
 )
 
 // Reading a tokenizer.json is most of a chat's start: Llama 3's 9 MB take
@@ -26,10 +28,22 @@ import (
 // with the same code. The format is this package's own (gob would spend
 // the time saved on reflection over 400,000 entries): a magic line, the
 // file's small fields as JSON, the vocabulary and merges as
-// length-prefixed strings, and a CRC-32C of all of it. An entry that does
-// not decode whole is ignored and written again.
+// length-prefixed strings, and a CRC-32C of all of it.
+//
+// The cache trusts what the compile cache trusts (internal/privatefile):
+// a folder of the user's, made 0700 (another user's is not used), and
+// entries that are regular files of the user's that no one else may
+// write. An entry records the SHA-256 of the tokenizer.json it was
+// decoded from, and is used only for that file: another file's entry
+// renamed into place, a damaged or foreign one is deleted, the file
+// decoded again and the entry rewritten, and LoadCachedNote says so in
+// one line. An entry of an earlier format is replaced without a word.
 
-const cacheMagic = "driftwood-tokenizer-cache 1\n"
+// cacheFormat starts every entry; cacheMagic is this version's.
+const (
+	cacheFormat = "driftwood-tokenizer-cache "
+	cacheMagic  = cacheFormat + "2\n"
+)
 
 // cacheEntries bounds the folder: the least recently written leave first.
 const cacheEntries = 8
@@ -38,60 +52,87 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // LoadCached is Load with a cache of the decoded file in dir ("" for
 // none). A cache that cannot be read or written is passed over: the
-// tokenizer is the one Load gives either way.
+// tokenizer is the one Load gives either way. LoadCachedNote also says
+// what was passed over.
 func LoadCached(path, dir string) (*Tokenizer, error) {
+	t, _, err := LoadCachedNote(path, dir)
+	return t, err
+}
+
+// LoadCachedNote is LoadCached, with note: one line for the user when
+// the cache was passed over for a reason worth knowing (a folder of
+// another user's; an entry that failed its checks, then deleted), ""
+// otherwise.
+func LoadCachedNote(path, dir string) (t *Tokenizer, note string, err error) {
 	if dir == "" {
-		return Load(path)
+		t, err := Load(path)
+		return t, "", err
 	}
 	data, err := readJSON(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	sum := sha256.Sum256(data)
 	entry := filepath.Join(dir, hex.EncodeToString(sum[:16])+".bin")
-	f, err := readCache(entry)
-	missed := err != nil
-	if missed {
-		if f, err = decodeFile(data); err != nil {
-			return nil, fmt.Errorf("tokenizer %s: %w", path, err)
+	var f *fileJSON
+	usable := true
+	if derr := privatefile.Dir(dir); derr != nil {
+		usable, note = false, fmt.Sprintf("tokenizer cache not used (%v)", derr)
+	} else if f, err = readCache(entry, sum); err != nil {
+		f = nil
+		if !errors.Is(err, fs.ErrNotExist) {
+			os.Remove(entry)
+			if !errors.Is(err, errOldCache) {
+				note = fmt.Sprintf("tokenizer cache: the entry %s %v: deleted, decoded again", entry, err)
+			}
 		}
 	}
-	t, err := build(f)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
-	}
+	missed := f == nil
 	if missed {
+		if f, err = decodeFile(data); err != nil {
+			return nil, note, fmt.Errorf("tokenizer %s: %w", path, err)
+		}
+	}
+	t, err = build(f)
+	if err != nil {
+		return nil, note, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	if missed && usable {
 		// Off the caller's path: the first load of a file pays nothing
 		// for the next ones.
-		go writeCache(dir, entry, f)
+		go writeCache(dir, entry, f, sum)
 	}
 	t.fingerprint = hex.EncodeToString(sum[:])
-	return t, nil
+	return t, note, nil
 }
 
-// readCache decodes a cache entry, or says why it cannot.
-func readCache(path string) (*fileJSON, error) {
-	data, err := limitedfile.Read(path, limitedfile.Tokenizer)
+// readCache decodes the cache entry at path, made from the file whose
+// SHA-256 is sum, or says why it cannot (in words that follow the
+// entry's name).
+func readCache(path string, sum [32]byte) (*fileJSON, error) {
+	data, err := privatefile.Read(path, limitedfile.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
-	return decodeCache(data)
+	return decodeCache(data, sum)
 }
 
-// writeCache saves f as entry, atomically, and trims the folder.
-func writeCache(dir, entry string, f *fileJSON) {
-	data, err := encodeCache(f)
-	if err != nil || os.MkdirAll(dir, 0o700) != nil {
+// writeCache saves f, decoded from the file whose SHA-256 is sum, as
+// entry, atomically, and trims the folder.
+func writeCache(dir, entry string, f *fileJSON, sum [32]byte) {
+	data, err := encodeCache(f, sum)
+	if err != nil || privatefile.Dir(dir) != nil {
 		return
 	}
-	if atomicfile.Write(entry, func(w io.Writer) error { _, err := w.Write(data); return err }) != nil {
+	if atomicfile.WriteMode(entry, 0o600, func(w io.Writer) error { _, err := w.Write(data); return err }) != nil {
 		return
 	}
 	cachedir.Trim(dir, ".bin", cacheEntries, 0)
 }
 
-// encodeCache writes f in the cache format.
-func encodeCache(f *fileJSON) ([]byte, error) {
+// encodeCache writes f, decoded from the file whose SHA-256 is sum, in
+// the cache format.
+func encodeCache(f *fileJSON, sum [32]byte) ([]byte, error) {
 	small := *f
 	model := *f.Model
 	model.Vocab, model.Merges = nil, nil
@@ -104,6 +145,7 @@ func encodeCache(f *fileJSON) ([]byte, error) {
 	}
 	var b []byte
 	b = append(b, cacheMagic...)
+	b = append(b, sum[:]...)
 	b = appendString(b, header.String())
 	b = binary.AppendUvarint(b, uint64(len(f.Model.Vocab)))
 	for s, id := range f.Model.Vocab {
@@ -121,17 +163,28 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-var errBadCache = errors.New("not a whole tokenizer cache entry")
+var (
+	errBadCache   = errors.New("is damaged (not a whole tokenizer cache entry)")
+	errOldCache   = errors.New("is of an earlier format")
+	errOtherCache = errors.New("was decoded from another tokenizer.json than its name says")
+)
 
-// decodeCache reads the cache format; the strings share one copy of
-// data.
-func decodeCache(data []byte) (*fileJSON, error) {
+// decodeCache reads the cache format, from an entry made from the file
+// whose SHA-256 is sum; the strings share one copy of data.
+func decodeCache(data []byte, sum [32]byte) (*fileJSON, error) {
+	if !bytes.HasPrefix(data, []byte(cacheMagic)) && bytes.HasPrefix(data, []byte(cacheFormat)) {
+		return nil, errOldCache
+	}
 	n := len(data) - 4
-	if n < len(cacheMagic) || !bytes.HasPrefix(data, []byte(cacheMagic)) ||
+	start := len(cacheMagic) + len(sum)
+	if n < start || !bytes.HasPrefix(data, []byte(cacheMagic)) ||
 		crc32.Checksum(data[:n], castagnoli) != binary.LittleEndian.Uint32(data[n:]) {
 		return nil, errBadCache
 	}
-	r := cacheReader{s: string(data[len(cacheMagic):n])}
+	if !bytes.Equal(data[len(cacheMagic):start], sum[:]) {
+		return nil, errOtherCache
+	}
+	r := cacheReader{s: string(data[start:n])}
 	var f fileJSON
 	if err := json.Unmarshal([]byte(r.str()), &f); err != nil || f.Model == nil {
 		return nil, errBadCache

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestCacheRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := readCache(entry)
+			got, err := readCache(entry, sha256.Sum256(readData(t, path)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,6 +75,7 @@ func TestCacheRoundTrip(t *testing.T) {
 // tokenizer is still right) and written again.
 func TestCacheDamage(t *testing.T) {
 	_, entry := loadFromCache(t, tinyPath)
+	sum := sha256.Sum256(readData(t, tinyPath))
 	good, _ := os.ReadFile(entry)
 	for name, bad := range map[string][]byte{
 		"truncated":     good[:len(good)/2],
@@ -81,7 +83,7 @@ func TestCacheDamage(t *testing.T) {
 		"empty":         {},
 	} {
 		os.WriteFile(entry, bad, 0o600)
-		if _, err := readCache(entry); err == nil {
+		if _, err := readCache(entry, sum); err == nil {
 			t.Errorf("%s: read as an entry", name)
 		}
 		tok, err := LoadCached(tinyPath, filepath.Dir(entry))
@@ -93,12 +95,12 @@ func TestCacheDamage(t *testing.T) {
 			t.Errorf("%s: %d of %d rows pass", name, pass, len(rows))
 		}
 		for range 500 {
-			if _, err := readCache(entry); err == nil {
+			if _, err := readCache(entry, sum); err == nil {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		if _, err := readCache(entry); err != nil {
+		if _, err := readCache(entry, sum); err != nil {
 			t.Errorf("%s: the entry was not written again: %v", name, err)
 		}
 	}
@@ -138,14 +140,15 @@ func FuzzDecodeCache(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	enc, err := encodeCache(file)
+	sum := sha256.Sum256(readData(f, tinyPath))
+	enc, err := encodeCache(file, sum)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(enc)
 	f.Add([]byte(cacheMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if file, err := decodeCache(data); err == nil {
+		if file, err := decodeCache(data, sum); err == nil {
 			if _, err := build(file); err != nil {
 				return // a whole entry of a file build refuses
 			}
