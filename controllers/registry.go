@@ -187,6 +187,13 @@ func (r *Registry) Get(nameOrPath string) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.Load(e)
+}
+
+// Load returns the compiled controller of an entry (of All or List),
+// also one that its name does not find (Used false): to describe it
+// (Module.Describe), say.
+func (r *Registry) Load(e Entry) (*Module, error) {
 	if e.Shipped {
 		return r.getShipped(e.Name)
 	}

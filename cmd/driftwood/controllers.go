@@ -36,14 +36,16 @@ func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) e
 	}
 	switch verb {
 	case "list":
-		rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
+		// The disk cache spares the compile that describing a module
+		// needs (after the first listing, or a first use).
+		rt := controllers.NewRuntime(controllers.DefaultLimits(), controllers.DefaultCacheDir())
 		defer rt.Close()
 		reg, err := controllers.NewRegistry(rt, *dir)
 		if err != nil {
 			return err
 		}
 		defer reg.Close()
-		listControllers(out, reg.All(), *dir)
+		listControllers(out, reg, *dir)
 		return nil
 	case "build":
 		files, err := controllers.Build(*src, *dir)
@@ -55,20 +57,40 @@ func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) e
 	return fmt.Errorf("unknown verb %q (want list or build)", verb)
 }
 
-// listControllers prints every controller: for each name, the one used
-// and below it those it overrides.
-func listControllers(out io.Writer, all []controllers.Entry, dir string) {
+// listControllers prints every controller of reg: for each name, the
+// one used and below it those it overrides, each with the argument it
+// takes.
+func listControllers(out io.Writer, reg *controllers.Registry, dir string) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tUSED\tFROM")
-	for _, e := range all {
-		if e.Used {
-			fmt.Fprintf(w, "%s\tyes\t%s\n", e.Name, e.Source())
-		} else {
-			fmt.Fprintf(w, "%s\tno\t%s, overridden by the %s above\n", e.Name, e.Source(), e.Name)
+	fmt.Fprintln(w, "NAME\tUSED\tFROM\tARGUMENT")
+	for _, e := range reg.All() {
+		used, from := "yes", e.Source()
+		if !e.Used {
+			used, from = "no", from+", overridden by the "+e.Name+" above"
 		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.Name, used, from, argumentOf(reg, e))
 	}
 	w.Flush()
 	fmt.Fprintf(out, "A NAME.wasm or NAME.wat in %s is used instead of the shipped NAME.\n", dir)
+}
+
+// argumentOf says in one line what argument the controller of e takes,
+// as it describes it (Module.Describe), or why that is not known.
+func argumentOf(reg *controllers.Registry, e controllers.Entry) string {
+	mod, err := reg.Load(e)
+	if err != nil {
+		return "(does not load: " + err.Error() + ")"
+	}
+	doc, required, err := mod.Describe()
+	switch {
+	case err != nil:
+		return "(" + err.Error() + ")"
+	case doc == "":
+		return "(not described)"
+	case required:
+		return "required: " + doc
+	}
+	return "optional: " + doc
 }
 
 // controllerFlags are the flags that pick a controller for a reply.
@@ -139,12 +161,10 @@ func (s *controllerSet) failure() *controllerError {
 	return &controllerError{*s.fault}
 }
 
-// use activates a controller by name or path.
+// use activates a controller by name or path, once it has checked that
+// it runs with arg (controllers.Host.Switch): a controller that refuses
+// its argument, or needs one not given, is an error before any reply.
 func (s *controllerSet) use(name, arg string) error {
-	mod, err := s.Registry.Get(name)
-	if err != nil {
-		return err
-	}
-	s.Driver.Use(mod, arg)
-	return nil
+	_, err := s.Switch(name, arg)
+	return err
 }

@@ -93,10 +93,10 @@ func TestControllerFileOverridesShipped(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`(?m)^regex +yes +` + regexp.QuoteMeta(override) + `$`),
-		regexp.MustCompile(`(?m)^regex +no +shipped, overridden by the regex above$`),
-		regexp.MustCompile(`(?m)^json +yes +shipped$`),
-		regexp.MustCompile(`(?m)^maxwords +yes +shipped$`),
+		regexp.MustCompile(`(?m)^regex +yes +` + regexp.QuoteMeta(override) + ` +\(not described\)$`),
+		regexp.MustCompile(`(?m)^regex +no +shipped, overridden by the regex above +required: a Go regular expression, which the whole reply matches$`),
+		regexp.MustCompile(`(?m)^json +yes +shipped +optional: empty for any JSON value, or a JSON schema`),
+		regexp.MustCompile(`(?m)^maxwords +yes +shipped +required: a number: the most words the reply has$`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("controllers: no line %s in\n%s", want, out)

@@ -58,9 +58,9 @@ func runJSON(t *testing.T, args ...string) (tokens []tokenLine, st statsLine, er
 }
 
 // TestRunReportsControllerFailure: when the requested controller is
-// refused or switched off, run still prints the whole reply, says why
-// once (the name is not repeated on a line), reports it in the --json
-// stats and exits with status 3, so that a script can tell its
+// switched off during the reply, run still prints the whole reply, says
+// why once (the name is not repeated on a line), reports it in the
+// --json stats and exits with status 3, so that a script can tell its
 // constraint did not hold. A controller that constrained the whole
 // reply exits 0 with no controller_error.
 func TestRunReportsControllerFailure(t *testing.T) {
@@ -70,7 +70,6 @@ func TestRunReportsControllerFailure(t *testing.T) {
 		reason, init, step, want string
 		code                     int
 	}{
-		{"dw_init refuses its argument", "(call $log (i32.const 100) (i32.const 18)) (i32.const 1)", "(i32.const 0)", `digits: refused its argument "abc" (dw_init returned 1)`, 3},
 		{"a trap at the third step", "(i32.const 0)", "(if (i32.eq (global.get $steps) (i32.const 3)) (then unreachable)) (i32.const 0)", "digits: dw_step trapped (unreachable", 3},
 		{"no fault", "(i32.const 0)", "(i32.const 0)", "", 0},
 	} {
@@ -94,7 +93,7 @@ func TestRunReportsControllerFailure(t *testing.T) {
 		}
 	}
 	// Without --json: the reply is printed too.
-	path := probe(t, "digits", "(i32.const 1)", "(i32.const 0)", "")
+	path := probe(t, "digits", "(i32.const 0)", "(if (i32.eq (global.get $steps) (i32.const 3)) (then unreachable)) (i32.const 0)", "")
 	out, _, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt-ids", "1,2,3", "--controller", path, "--max-tokens", "4", "--temp", "0")
 	if code != 3 || strings.TrimSpace(out) == "" {
 		t.Errorf("text: exit %d, reply %q; want 3 and the reply", code, out)
@@ -104,6 +103,29 @@ func TestRunReportsControllerFailure(t *testing.T) {
 	out, errOut, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "Hello", "--session", "s", "--sessions-dir", t.TempDir(), "--controller", path, "--max-tokens", "4", "--temp", "0")
 	if code != 3 || strings.TrimSpace(out) == "" || !strings.Contains(errOut, "saved session s") {
 		t.Errorf("session: exit %d, reply %q, stderr %q; want 3, the reply and the session saved", code, out, errOut)
+	}
+}
+
+// TestRunRefusesAControllerUpFront: a controller that refuses its
+// argument, or needs one that is not given, is an error before any
+// reply (exit 1, nothing on stdout), which says why: the guest's reason,
+// or what argument the controller takes.
+func TestRunRefusesAControllerUpFront(t *testing.T) {
+	freshMachine(t)
+	refuse := probe(t, "digits", "(call $log (i32.const 100) (i32.const 19)) (i32.const 1)", "(i32.const 0)", `(data (i32.const 100) "digits: want 0 to 9")`)
+	for _, c := range []struct {
+		reason string
+		args   []string
+		want   string
+	}{
+		{"dw_init refuses", []string{"--controller", refuse, "--controller-arg", "abc"}, `controller digits refused its argument "abc" (dw_init returned 1): want 0 to 9`},
+		{"regex without its argument", []string{"--controller", "regex"}, "controller regex needs an argument: a Go regular expression"},
+		{"choice with a bad one", []string{"--controller", "choice", "--controller-arg", "yes,no"}, "(choice takes a JSON array of strings"},
+	} {
+		out, errOut, code := runCLI(t, append([]string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "Hello", "--max-tokens", "4"}, c.args...)...)
+		if code != 1 || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1, no reply, and %q", c.reason, code, out, errOut, c.want)
+		}
 	}
 }
 
