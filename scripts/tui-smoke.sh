@@ -12,18 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v tmux >/dev/null; then
-	echo "tui-smoke: needs tmux (apt-get install tmux, brew install tmux)" >&2
-	exit 1
-fi
-work=$(mktemp -d)
-sock="$work/tmux.sock"
-cleanup() {
-	tmux -S "$sock" kill-server 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
+. scripts/tmuxlib.sh
 bin=${DRIFTWOOD:-}
 if [ -z "$bin" ]; then
 	bin="$work/driftwood"
@@ -31,45 +20,8 @@ if [ -z "$bin" ]; then
 fi
 model="$PWD/testdata/models/tiny-f32"
 
-# Everything the chat writes stays in $work; the hub is never asked.
-env=(env XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
-	XDG_CACHE_HOME="$work/cache" HF_HOME="$work/hf" HF_HUB_OFFLINE=1 TERM=xterm-256color)
-
-# Short, reproducible replies: a long one at a fresh seed could fill the
-# window and scroll the typed message off the 30-line pane.
-mkdir -p "$work/config/driftwood"
-printf 'max_tokens = 32\n[sampling]\nseed = 7\n' >"$work/config/driftwood/config.toml"
-
-fail() {
-	echo "tui-smoke: $1; the pane was:" >&2
-	tmux -S "$sock" capture-pane -p -t dw >&2 || true
-	exit 1
-}
-
-# wait_for TEXT: until the pane shows TEXT (10 s at most).
-wait_for() {
-	for _ in $(seq 100); do
-		if tmux -S "$sock" capture-pane -p -t dw | grep -qF -- "$1"; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	fail "no \"$1\" on the screen"
-}
-
-# start ARGS...: runs driftwood in a 100×30 pane that stays after it exits.
-start() {
-	tmux -S "$sock" kill-server 2>/dev/null || true
-	# A loaded machine sometimes loses the first server start; try again.
-	for try in 1 2 3; do
-		if tmux -S "$sock" new-session -d -s dw -x 100 -y 30 -c "$work" \
-			"${env[*]} $bin $* --model $model; echo \"exit status \$?\"; sleep 60"; then
-			return 0
-		fi
-		sleep 1
-	done
-	fail "tmux would not start"
-}
+# start ARGS...: the chat on the tiny model, in $work.
+start() { start_in "$work" "$@" --model "$model"; }
 
 keep() {
 	if [ -n "${SCREENSHOTS:-}" ]; then
@@ -93,7 +45,7 @@ tmux -S "$sock" send-keys -t dw C-c
 wait_for "press ctrl+c again to quit"
 tmux -S "$sock" send-keys -t dw C-c
 wait_for "exit status 0"
-wait_for "Saved the conversation as session chat-"
+wait_for "The conversation is saved as session chat-"
 ls "$work"/data/driftwood/sessions/chat-*.safetensors >/dev/null || fail "no session file"
 
 start --continue

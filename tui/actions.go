@@ -23,6 +23,8 @@ func (p *chatPage) busyError() error {
 	switch {
 	case p.reply != nil:
 		return errors.New("a reply is being generated: wait, or press esc to stop it")
+	case p.queued != nil:
+		return errors.New("a message is waiting for " + p.switchingName() + ": wait, or press esc to take it back")
 	case p.busy != "":
 		return errors.New("busy " + p.busy + "…")
 	}
@@ -62,6 +64,9 @@ func (p *chatPage) submit() tea.Cmd {
 	}
 	p.transcript.add(entryUser, text)
 	p.transcript.beginReply(p.opensThinking())
+	if p.switching != nil {
+		return p.queue(&queuedSend{text: text})
+	}
 	return p.startReply(text, false)
 }
 
@@ -80,7 +85,6 @@ func (p *chatPage) setSystem(text string) {
 	}
 	p.conv.SetSystem(text)
 	p.transcript.setSystem(text)
-	p.held.dirty = true
 	if text == "" {
 		p.notice.say("system prompt removed")
 	} else {
@@ -105,16 +109,10 @@ func (p *chatPage) regenerate() tea.Cmd {
 	}
 	p.transcript.dropLastReply()
 	p.transcript.beginReply(p.opensThinking())
-	return p.startReply("", true)
-}
-
-// runLoad loads a session, saving the current conversation first.
-func (p *chatPage) runLoad(name string) tea.Cmd {
-	if _, err := p.opt.Sessions.Path(name); err != nil {
-		p.notice.fail(err)
-		return nil
+	if p.switching != nil {
+		return p.queue(&queuedSend{regen: true})
 	}
-	return p.saveThen(afterLoad, name)
+	return p.startReply("", true)
 }
 
 // openControllerPicker lists the controllers to switch to.

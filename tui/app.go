@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 	"charm.land/bubbles/v2/progress"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/driftwoodlabs/driftwood/hub"
+	"github.com/driftwoodlabs/driftwood/chatsession"
 )
 
 // App is the chat program's root model (a tea.Model). It routes between
@@ -38,8 +39,10 @@ type App struct {
 	mu     sync.Mutex
 	closed bool
 	// pace, when set (tests), is called on a reply's goroutine before its
-	// n-th update is passed on: a test holds the reply at a known token.
-	pace func(n int)
+	// n-th update is passed on: a test holds the reply at a known token;
+	// switchPace before each controller switch.
+	pace       func(n int)
+	switchPace func()
 }
 
 // New returns the chat's root model; ctx bounds its work (replies, loads).
@@ -53,12 +56,7 @@ func New(ctx context.Context, opt Options) *App {
 	if keys == nil {
 		keys = DefaultKeyMap()
 	}
-	var hopt hub.Options
-	if opt.Hub != nil {
-		hopt = *opt.Hub
-	} else {
-		hopt = hub.OptionsFromEnv()
-	}
+	hopt := hubOptions(opt)
 	hopt.Progress = nil
 	c := &Common{Styles: styles(true), Keys: keys, Width: 80, Height: 24}
 	m := &App{ctx: ctx, stop: stop, opt: opt, styles: styles, common: c, logs: &logPane{common: c}}
@@ -109,6 +107,8 @@ func (m *App) update(msg tea.Msg) tea.Cmd {
 		return m.models.Update(msg)
 	case modelLoadedMsg:
 		return m.onModelLoaded(msg)
+	case sessionModelMsg:
+		return m.onSessionModel(msg)
 	case noticeMsg:
 		m.notice.say(string(msg))
 		return nil
@@ -132,7 +132,7 @@ func (m *App) onModelLoaded(msg modelLoadedMsg) tea.Cmd {
 		return nil
 	}
 	chat, cmd := newChatPage(chatDeps{common: m.common, notice: m.notice, logs: m.logs, hist: m.hist,
-		ctx: m.ctx, opt: m.opt, work: m.work, pace: m.pace}, msg)
+		ctx: m.ctx, opt: m.opt, work: m.work, pace: m.pace, switchPace: m.switchPace}, msg)
 	m.chat = chat
 	if m.opt.BackendNote != nil {
 		if note := m.opt.BackendNote(); note != "" {
@@ -141,6 +141,18 @@ func (m *App) onModelLoaded(msg modelLoadedMsg) tea.Cmd {
 		}
 	}
 	return tea.Batch(cmd, m.models.remember())
+}
+
+// onSessionModel closes the chat and opens the model the session to load
+// was made with, to resume it there.
+func (m *App) onSessionModel(msg sessionModelMsg) tea.Cmd {
+	if _, err := m.chat.close(); err != nil {
+		m.notice.fail(fmt.Errorf("the conversation was not saved: %w", err))
+	} else {
+		m.notice.say(join(savedAs(msg.saved), "session "+msg.target.Name+" was made with "+msg.model.String()+": loading it"))
+	}
+	m.chat = nil
+	return m.models.loadSession(msg.target, msg.model)
 }
 
 // onKey handles the keys of every page: Ctrl+C here, the rest in the
@@ -234,21 +246,21 @@ func (m *App) work(fn func() tea.Msg) tea.Cmd {
 }
 
 // Close ends the chat after the program has stopped: it stops a running
-// reply (keeping what it produced), saves the conversation as a session
-// when it changed, and frees the model and the controllers. It returns
-// the session saved ("" when none was).
-func (m *App) Close() (saved string, err error) {
+// reply (keeping what it produced), saves the conversation to its session
+// when it changed, releases the session, and frees the model and the
+// controllers. It says which session holds the chat.
+func (m *App) Close() (chatsession.Closed, error) {
 	m.stop()
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
 	if m.chat == nil {
 		m.tasks.Wait()
-		return "", nil
+		return chatsession.Closed{}, nil
 	}
 	m.chat.stopAndWait()
 	m.tasks.Wait()
-	saved, err = m.chat.close()
+	closed, err := m.chat.close()
 	m.chat = nil
-	return saved, err
+	return closed, err
 }

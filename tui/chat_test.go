@@ -64,9 +64,9 @@ func TestChatSession(t *testing.T) {
 	}
 	goldenfile.RequireEqual(t, screen)
 
-	saved, err := m.Close()
-	if err != nil || saved == "" {
-		t.Fatalf("auto-save: %q, %v", saved, err)
+	closed, err := m.Close()
+	if err != nil || closed.Name == "" {
+		t.Fatalf("auto-save: %+v, %v", closed, err)
 	}
 	list, _ := opt.Sessions.List()
 	if len(list) != 1 || list[0].Turns != 3 {
@@ -208,7 +208,7 @@ func TestCommandsInChat(t *testing.T) {
 		{"/show", "max_tokens  5"},
 		{"/show", "system      Be brief."},
 		{"/stats", "reply   "},
-		{"/sessions", "no saved sessions"},
+		{"/sessions", "chat-"}, // saved after the first reply
 		{"/help", "/controller NAME [ARG] | off"},
 		{"/system", "system prompt: Be brief."},
 	} {

@@ -2,15 +2,16 @@ package tui
 
 import (
 	"context"
+	"fmt"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
+	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
-	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // chatDeps is what the chat page gets from the root.
@@ -23,6 +24,8 @@ type chatDeps struct {
 	opt    Options
 	work   func(func() tea.Msg) tea.Cmd
 	pace   func(n int)
+	// switchPace, when set (tests), runs before each controller switch.
+	switchPace func()
 }
 
 // chatPage is the chat once a model is loaded: the transcript, the log
@@ -38,9 +41,11 @@ type chatPage struct {
 	showHelp   bool
 
 	model *chatopen.Loaded
-	conv  *conversation.Conversation
-	host  *controllerHost
-	held  heldSession
+	// chat is the conversation bound to its session (chatsession keeps
+	// the session's rules); conv is its conversation.
+	chat *chatsession.Chat
+	conv *conversation.Conversation
+	host *controllerHost
 	// used mirrors the context positions held; stats are the last
 	// reply's.
 	used  int
@@ -51,20 +56,34 @@ type chatPage struct {
 	reply  *replyStream
 	busy   string
 	nextID int
+	// switching is the controller switch under way, the last one asked
+	// for; queued the message that waits for it.
+	switching *pendingSwitch
+	switchID  int64
+	queued    *queuedSend
 }
 
-// newChatPage starts the chat on a loaded model: it says so, listens to
-// the controllers' logs and restores the session the options name.
+// newChatPage starts the chat on a loaded model: it says so, shows the
+// session it resumed, and listens to the controllers' logs.
 func newChatPage(d chatDeps, msg modelLoadedMsg) (*chatPage, tea.Cmd) {
-	p := &chatPage{chatDeps: d, model: msg.model, conv: msg.conv, host: msg.host, held: heldSession{store: d.opt.Sessions}}
+	p := &chatPage{chatDeps: d, model: msg.model, chat: msg.chat, conv: msg.chat.Conversation(), host: msg.host}
+	p.host.pace = d.switchPace
 	p.transcript = newTranscript(d.common, msg.model.Name)
 	p.input = newInput(d.common, d.hist, argNames(d.opt.Sessions, msg.host))
 	p.status = newStatusBar(d.common)
 	p.SetSize(d.common.Width, d.common.Height)
 	p.used = p.conv.Tokens()
 	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
-	p.notice.say("loaded " + p.model.Describe() + " in " + formatMillis(p.model.LoadTime))
-	return p, tea.Batch(p.input.Focus(), p.host.waitLog(p.ctx.Done()), p.resume())
+	loaded := "loaded " + p.model.Describe() + " in " + formatMillis(p.model.LoadTime)
+	switch {
+	case msg.openErr != nil:
+		p.notice.fail(fmt.Errorf("%w; this is a new conversation", msg.openErr))
+	case msg.rep.Name != "":
+		p.showOpened(msg.rep, "", loaded)
+	default:
+		p.notice.say(loaded)
+	}
+	return p, tea.Batch(p.input.Focus(), p.host.waitLog(p.ctx.Done()))
 }
 
 // SetSize sizes the components: the input, the notice and the log pane
@@ -96,7 +115,7 @@ func (p *chatPage) Update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return p.onKey(msg)
 	case spinner.TickMsg:
-		if p.reply == nil && p.busy == "" {
+		if p.reply == nil && p.busy == "" && p.switching == nil {
 			return nil // idle: let the spinner stop
 		}
 		return p.status.Update(msg)
@@ -107,11 +126,14 @@ func (p *chatPage) Update(msg tea.Msg) tea.Cmd {
 		return nil
 	case controllerLoggedMsg:
 		return p.onLog(msg)
-	case controllerCompiledMsg:
-		p.onControllerReady(msg)
-		return nil
+	case controllerSwitchedMsg:
+		return p.onSwitched(msg)
 	case sessionSavedMsg:
-		return p.afterSaved(msg)
+		p.afterSaved(msg)
+		return nil
+	case chatClearedMsg:
+		p.afterCleared(msg)
+		return nil
 	case sessionLoadedMsg:
 		p.afterLoaded(msg)
 		return nil
@@ -186,9 +208,9 @@ func (p *chatPage) onPickerKey(k tea.KeyPressMsg) tea.Cmd {
 	controller := p.picker.is(pickController)
 	p.picker = nil
 	if controller {
-		return p.host.get(chosen.value, "")
+		return p.switchController(chosen.value, "")
 	}
-	return p.runLoad(chosen.value)
+	return p.load(chosen.value)
 }
 
 // hasInput reports whether the input holds text.
@@ -197,8 +219,9 @@ func (p *chatPage) hasInput() bool { return p.input.Value() != "" }
 // clearInput empties the input.
 func (p *chatPage) clearInput() { p.input.Reset() }
 
-// replying reports whether a reply is being generated.
-func (p *chatPage) replying() bool { return p.reply != nil }
+// replying reports whether a reply is being generated, or waits for a
+// controller switch.
+func (p *chatPage) replying() bool { return p.reply != nil || p.queued != nil }
 
 // modelName is the model as the user named it.
 func (p *chatPage) modelName() string { return p.model.Name }
@@ -215,48 +238,21 @@ func (p *chatPage) onLog(msg controllerLoggedMsg) tea.Cmd {
 	return p.host.waitLog(p.ctx.Done())
 }
 
-// onControllerReady switches to a compiled controller.
-func (p *chatPage) onControllerReady(msg controllerCompiledMsg) {
-	if msg.err != nil {
-		p.notice.fail(msg.err)
-		return
-	}
-	p.host.Use(msg.mod, msg.arg)
-	p.held.dirty = true
-	text := "controller " + msg.name + " on"
-	if p.reply != nil {
-		text += " from the next token"
-	}
-	p.notice.say(text)
-}
-
 // stopAndWait stops a running reply and waits for it to let go of the
 // conversation; what it produced is kept.
 func (p *chatPage) stopAndWait() {
 	if p.reply != nil {
 		p.reply.wait()
-		p.reply, p.held.dirty = nil, true
+		p.reply = nil
 	}
 }
 
-// close saves the conversation as a session when it changed, and frees
-// it, the controllers and the model. It returns the session saved ("" when
-// none was).
-func (p *chatPage) close() (saved string, err error) {
-	if p.held.dirty && p.hasTurns() {
-		saved = p.held.nameOrNew()
-		var claim *sessions.Claim
-		if claim, err = p.held.claimFor(saved); err == nil {
-			p.held.keep(claim)
-			err = p.conv.Save(claim)
-		}
-		if err != nil {
-			saved = ""
-		}
-	}
-	p.held.keep(nil)
+// close saves the chat to its session when it changed, releases the
+// session, and frees the conversation, the controllers and the model.
+func (p *chatPage) close() (chatsession.Closed, error) {
+	closed, err := p.chat.Close()
 	p.conv.Close()
 	p.host.close()
 	p.model.Close()
-	return saved, err
+	return closed, err
 }

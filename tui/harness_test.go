@@ -64,6 +64,10 @@ func testControllers() map[string]string {
     (global.set $steps (i32.add (global.get $steps) (i32.const 1)))
     (if (result i32) (i32.le_u (global.get $steps) (i32.const 4))
       (then (i32.const 1024)) (else (i32.const 1056)))))`,
+		// picky refuses every argument at its start.
+		"picky": `(module` + watPrelude + `
+  (func (export "dw_init") (param i32 i32) (result i32) (i32.const 1))
+  (func (export "dw_step") (param i32 i32) (result i32) (i32.const 0)))`,
 		// trap faults at its first step.
 		"trap": `(module` + watPrelude + `
   (func (export "dw_init") (param i32 i32) (result i32) (i32.const 0))
@@ -112,6 +116,7 @@ type snapshot struct {
 	state      modelState
 	replying   bool
 	stopping   bool
+	queued     bool
 	busy       string
 	notice     string
 	controller string
@@ -145,6 +150,7 @@ func (p *probe) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 	if c := m.chat; c != nil {
 		s.chat, s.replying, s.busy, s.picker, s.help, s.input, s.used = true, c.reply != nil, c.busy, c.picker != nil, c.showHelp, c.input.Value(), c.used
 		s.stopping = c.reply != nil && c.reply.stopping
+		s.queued = c.queued != nil
 		if n := len(c.transcript.entries); n > 0 {
 			s.last = c.transcript.entries[n-1].text
 		}
@@ -184,8 +190,14 @@ type session struct {
 // profile.
 func startChat(t *testing.T, opt Options, pace func(int)) *session {
 	t.Helper()
+	return startChatWith(t, opt, func(m *App) { m.pace = pace })
+}
+
+// startChatWith is startChat with the test hooks that setup sets.
+func startChatWith(t *testing.T, opt Options, setup func(*App)) *session {
+	t.Helper()
 	m := New(context.Background(), opt)
-	m.pace = pace
+	setup(m)
 	p := &probe{}
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithFilter(p.filter)))
@@ -273,6 +285,12 @@ func (g *gate) arm(step int) *hold {
 	return h
 }
 
+// armSwitch holds the next controller switch before it starts.
+func (g *gate) armSwitch() *hold { return g.arm(0) }
+
+// switchPace is the controller host's pace hook.
+func (g *gate) switchPace() { g.pace(0) }
+
 // pace is the model's pace hook.
 func (g *gate) pace(n int) {
 	g.mu.Lock()
@@ -306,14 +324,18 @@ func plain(screen string) string {
 	return strings.Join(lines, "\n")
 }
 
-// Timings vary from run to run.
+// Timings, and the session names made from the time, vary from run to
+// run.
 var (
 	rateRE   = regexp.MustCompile(` +[0-9.]+ tok/s`)
 	millisRE = regexp.MustCompile(`in [0-9.]+ m?s`)
+	madeUpRE = regexp.MustCompile(`chat-[0-9]{8}-[0-9]{6}(-[0-9]+)?`)
 )
 
-// normalize is plain with the timings replaced by "~".
+// normalize is plain with the timings replaced by "~", and the made-up
+// session names by chat-~.
 func normalize(screen string) string {
 	s := rateRE.ReplaceAllString(plain(screen), " ~ tok/s")
+	s = madeUpRE.ReplaceAllString(s, "chat-~")
 	return millisRE.ReplaceAllString(s, "in ~ ms")
 }

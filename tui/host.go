@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sync"
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
@@ -19,6 +20,14 @@ type controllerHost struct {
 	*controllers.Host
 	logs    chan controllers.Log
 	dropped atomic.Int64
+	// Switches run one at a time (switching), in the order they were
+	// asked for: one that a later switch overtook (its id is not latest)
+	// does nothing.
+	switching sync.Mutex
+	latest    atomic.Int64
+	// pace, when set (tests), runs before each switch: a test holds a
+	// switch under way.
+	pace func()
 }
 
 // newControllerHost starts the controllers for model m.
@@ -84,18 +93,37 @@ func (h *controllerHost) pickItems() []pickItem {
 // close stops the controllers.
 func (h *controllerHost) close() { h.Close() }
 
-// controllerCompiledMsg carries a compiled controller to switch to.
-type controllerCompiledMsg struct {
+// controllerSwitchedMsg ends a controller switch: the controller runs
+// from the next token, or err says why it was refused (the previous one
+// still runs). Stale says a later switch overtook it.
+type controllerSwitchedMsg struct {
+	id        int64
 	name, arg string
-	mod       *controllers.Module
 	err       error
+	stale     bool
 }
 
-// get compiles (or finds compiled) a controller, off the UI goroutine: a
-// cold compile takes a second or so.
-func (h *controllerHost) get(name, arg string) tea.Cmd {
+// switchTo makes controller name (off for "") the active one, off the UI
+// goroutine: a first use compiles it (a second or so) and every switch
+// starts it with its argument first (controllers.Host.Switch). id orders
+// the switches: the last one asked for wins.
+func (h *controllerHost) switchTo(id int64, name, arg string) tea.Cmd {
+	h.latest.Store(id)
 	return func() tea.Msg {
-		mod, err := h.Registry.Get(name)
-		return controllerCompiledMsg{name: name, arg: arg, mod: mod, err: err}
+		if h.pace != nil {
+			h.pace()
+		}
+		h.switching.Lock()
+		defer h.switching.Unlock()
+		msg := controllerSwitchedMsg{id: id, name: name, arg: arg}
+		switch {
+		case h.latest.Load() != id:
+			msg.stale = true
+		case name == "":
+			h.Off()
+		default:
+			_, msg.err = h.Switch(name, arg)
+		}
+		return msg
 	}
 }

@@ -41,7 +41,7 @@ func (p *chatPage) showText() string {
 	if system == "" {
 		system = "none"
 	}
-	session := p.held.name
+	session := p.chat.Name()
 	if session == "" {
 		session = "not saved yet"
 	}

@@ -12,8 +12,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
+	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/config"
-	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/hub"
 )
 
@@ -37,9 +37,13 @@ type progressReportedMsg struct {
 // modelLoadedMsg ends a model load.
 type modelLoadedMsg struct {
 	model *chatopen.Loaded
-	conv  *conversation.Conversation
+	chat  *chatsession.Chat
 	host  *controllerHost
-	err   error
+	// rep says what became of the session to resume; openErr why it
+	// could not be taken (the chat starts a new one).
+	rep     chatsession.Report
+	openErr error
+	err     error
 }
 
 // reportProgress turns the hub's progress reports into messages; reports
@@ -65,8 +69,8 @@ func waitProgress(ch <-chan progressReportedMsg) tea.Cmd {
 }
 
 // openModel loads the model and starts a conversation and its controller
-// host.
-func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Options, progress func(hub.ProgressReport)) modelLoadedMsg {
+// host, resuming session (or starting it, "": a new chat).
+func openModel(ctx context.Context, name, label, session string, opt Options, hopt hub.Options, progress func(hub.ProgressReport)) modelLoadedMsg {
 	mod, err := chatopen.Open(ctx, name, chatopen.Options{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend, TokenizerCache: opt.TokenizerCache})
 	if err != nil {
 		return modelLoadedMsg{err: err}
@@ -92,7 +96,30 @@ func openModel(ctx context.Context, name, label string, opt Options, hopt hub.Op
 		mod.Close()
 		return modelLoadedMsg{err: err}
 	}
-	return modelLoadedMsg{model: mod, conv: conv, host: host}
+	msg := modelLoadedMsg{model: mod, host: host}
+	copt := chatsession.Options{Store: opt.Sessions}
+	if session != "" {
+		msg.chat, msg.rep, msg.openErr = chatsession.Open(conv, copt, session)
+	}
+	if msg.chat == nil {
+		msg.chat = chatsession.New(conv, copt)
+	}
+	return msg
+}
+
+// modelHere says why model name cannot be opened without a download, or
+// nil when it can.
+func modelHere(name string, opt Options) error {
+	_, err := hub.Resolve(name, hubOptions(opt))
+	return err
+}
+
+// hubOptions are the options' hub settings, or the environment's.
+func hubOptions(opt Options) hub.Options {
+	if opt.Hub != nil {
+		return *opt.Hub
+	}
+	return hub.OptionsFromEnv()
 }
 
 // modelLabel is how a model is shown: a folder by its base name, a repo

@@ -13,8 +13,10 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/hub"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // modelState is the model page's screen.
@@ -47,25 +49,75 @@ type modelPage struct {
 	// picked is the model chosen (a repo id or a folder) while it loads,
 	// to remember in the config file once it has.
 	picked string
+	// start is the model to load first ("": the picker) and the session
+	// to resume on whatever model loads.
+	start startup
 }
 
 func newModelPage(c *Common, n *noticeLine, ctx context.Context, opt Options, hopt hub.Options, work func(func() tea.Msg) tea.Cmd, in input) *modelPage {
 	p := &modelPage{common: c, notice: n, ctx: ctx, opt: opt, hub: hopt, work: work, input: in,
 		spinner: spinner.New(spinner.WithSpinner(spinner.MiniDot)), progress: progress.New(progress.WithDefaultBlend())}
-	if opt.Model == "" {
+	start, note := planStart(opt)
+	p.start = start
+	if note != "" {
+		n.say(note)
+	}
+	if start.model == "" {
 		p.openPicker()
 	} else {
-		p.state, p.loading = stateLoading, loadState{name: modelLabel(opt.Model), percent: -1}
+		p.state, p.loading = stateLoading, loadState{name: cmp.Or(start.label, modelLabel(start.model)), percent: -1}
 	}
 	return p
 }
 
-// Init focuses the prompt and starts loading the model of the options.
+// startup is what the chat opens first.
+type startup struct {
+	// model is the model to load ("" offers the picker), label how it is
+	// shown; session is the session to resume (or start) on it.
+	model, label, session string
+	// target is the session read before the load; fromSession says the
+	// model is the session's own.
+	target      chatsession.Target
+	fromSession bool
+}
+
+// planStart chooses the first model and session: the session that
+// --session or --continue names, on the model --model names, else the
+// session's own model, else the config's, else the picker. note says
+// what was chosen when the user did not name it, or why no session is
+// resumed.
+func planStart(opt Options) (s startup, note string) {
+	s.model = opt.Model
+	if opt.Session != "" || opt.Continue {
+		t, err := chatsession.Find(opt.Sessions, opt.Session, opt.Continue)
+		if err != nil {
+			return startup{model: cmp.Or(opt.Model, opt.Config.Model)}, err.Error() + ": starting a new conversation"
+		}
+		s.session, s.target = t.Name, t
+	}
+	if src, ok := s.target.Model(); ok && s.model == "" {
+		s.model, s.label, s.fromSession = src.Name(), src.String(), true
+		note = "session " + s.target.Name + " was made with " + src.String() + ": loading it"
+	}
+	if s.model == "" {
+		s.model = opt.Config.Model
+	}
+	return s, note
+}
+
+// Init focuses the prompt and starts loading the first model.
 func (p *modelPage) Init() tea.Cmd {
-	if p.opt.Model == "" {
+	if p.start.model == "" {
 		return p.input.Focus()
 	}
-	return tea.Batch(p.input.Focus(), p.load(p.opt.Model, ""))
+	return tea.Batch(p.input.Focus(), p.load(p.start.model, p.start.label))
+}
+
+// loadSession loads the model a session was made with and resumes the
+// session on it (/load of a session made with another model).
+func (p *modelPage) loadSession(target chatsession.Target, model sessions.ModelSource) tea.Cmd {
+	p.start = startup{model: model.Name(), label: model.String(), session: target.Name, target: target, fromSession: true}
+	return p.load(p.start.model, p.start.label)
 }
 
 // SetSize sizes the picker, the prompt and the progress bar.
@@ -188,10 +240,14 @@ func (p *modelPage) load(name, label string) tea.Cmd {
 	ch := make(chan progressReportedMsg, 16)
 	p.state = stateLoading
 	p.loading = loadState{name: label, percent: -1, progress: ch}
-	ctx, opt, hopt := p.ctx, p.opt, p.hub
+	ctx, opt, hopt, start := p.ctx, p.opt, p.hub, p.start
 	load := p.work(func() tea.Msg {
 		defer close(ch)
-		return openModel(ctx, name, label, opt, hopt, reportProgress(ch))
+		msg := openModel(ctx, name, label, start.session, opt, hopt, reportProgress(ch))
+		if msg.err != nil && start.fromSession && name == start.model {
+			msg.err = start.target.ModelMissing(msg.err)
+		}
+		return msg
 	})
 	return tea.Batch(load, waitProgress(ch), p.spinner.Tick)
 }

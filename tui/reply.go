@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
 )
@@ -24,9 +25,9 @@ type replyStream struct {
 	cancel  context.CancelFunc
 	updates chan replyUpdate
 	// Set by the goroutine before it closes updates.
-	reply conversation.Reply
-	err   error
-	used  int
+	turn chatsession.Turn
+	err  error
+	used int
 	// tokens counts the reply's tokens (the program's count).
 	tokens int
 	// stopping is set once the user asked the reply to stop.
@@ -45,21 +46,21 @@ type tokensArrivedMsg struct {
 	updates []replyUpdate
 }
 
-// replyDoneMsg ends a reply.
+// replyDoneMsg ends a reply, once the chat was saved after it.
 type replyDoneMsg struct {
-	id    int
-	reply conversation.Reply
-	err   error
-	used  int
+	id   int
+	turn chatsession.Turn
+	err  error
+	used int
 }
 
 // startReply generates a reply to text (or, with regen, the last reply
-// again) in a goroutine.
+// again) in a goroutine, which saves the chat after it.
 func (p *chatPage) startReply(text string, regen bool) tea.Cmd {
 	p.nextID++
 	ctx, cancel := context.WithCancel(p.ctx)
 	s := &replyStream{id: p.nextID, text: text, cancel: cancel, updates: make(chan replyUpdate, maxBatch)}
-	conv, pace := p.conv, p.pace
+	chat, conv, pace := p.chat, p.conv, p.pace
 	go func() {
 		defer close(s.updates)
 		defer cancel()
@@ -85,9 +86,9 @@ func (p *chatPage) startReply(text string, regen bool) tea.Cmd {
 			}
 		}
 		if regen {
-			s.reply, s.err = conv.Regenerate(ctx, emit)
+			s.turn, s.err = chat.Regenerate(ctx, emit)
 		} else {
-			s.reply, s.err = conv.Send(ctx, text, emit)
+			s.turn, s.err = chat.Send(ctx, text, emit)
 		}
 		s.used = conv.Tokens()
 	}()
@@ -100,7 +101,7 @@ func (p *chatPage) startReply(text string, regen bool) tea.Cmd {
 func (s *replyStream) next() tea.Msg {
 	u, ok := <-s.updates
 	if !ok {
-		return replyDoneMsg{id: s.id, reply: s.reply, err: s.err, used: s.used}
+		return replyDoneMsg{id: s.id, turn: s.turn, err: s.err, used: s.used}
 	}
 	batch := []replyUpdate{u}
 	for len(batch) < maxBatch {
@@ -125,8 +126,15 @@ func (s *replyStream) wait() {
 	}
 }
 
-// stopReply asks the running reply to stop; what it produced is kept.
+// stopReply asks the running reply to stop (what it produced is kept),
+// or takes back the message that waits for a controller switch.
 func (p *chatPage) stopReply() {
+	if q := p.queued; q != nil {
+		p.queued = nil
+		p.unqueue(q)
+		p.notice.say("not sent: " + p.switchingName() + " is still starting")
+		return
+	}
 	if p.reply != nil && !p.reply.stopping {
 		p.reply.stopping = true
 		p.reply.cancel()
@@ -163,14 +171,18 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 		p.refused(text, long)
 		return
 	}
-	p.used, p.held.dirty = msg.used, true
-	if msg.reply.Compaction != nil {
-		p.compacted(*msg.reply.Compaction)
+	p.used = msg.used
+	reply := msg.turn.Reply
+	if reply.Compaction != nil {
+		p.compacted(*reply.Compaction)
 	}
-	if err := msg.reply.PrefixErr; err != nil {
+	if err := reply.PrefixErr; err != nil {
 		p.logs.add(logLine{source: "driftwood", text: err.Error()})
 	}
-	st := msg.reply.Stats
+	if err := msg.turn.SaveErr; err != nil {
+		p.notice.fail(fmt.Errorf("the conversation was not saved: %w", err))
+	}
+	st := reply.Stats
 	p.stats = &st
 	note := ""
 	var full *engine.ContextFullError
@@ -186,7 +198,7 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 	case st.Reason == engine.StopHook:
 		note = "ended by the controller"
 	}
-	p.transcript.endReply(msg.reply.Text, note)
+	p.transcript.endReply(reply.Text, note)
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		text := msg.err.Error()
 		if full != nil {
@@ -212,7 +224,7 @@ func (p *chatPage) refused(text string, long *conversation.TooLongError) {
 // compacted shows that the oldest turns left the model's view: the line
 // that marks where its view starts, and a notice with the figures.
 func (p *chatPage) compacted(comp conversation.Compaction) {
-	p.used, p.held.dirty = p.conv.Tokens(), true
+	p.used = p.conv.Tokens()
 	p.transcript.markView(p.conv.Messages(), p.conv.OutOfView())
 	how := "the rest stays in the cache"
 	if !comp.Shifted {

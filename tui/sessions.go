@@ -7,188 +7,184 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
-// afterSave is what a save was made for.
-type afterSave int
+// The chat's session rules live in chatsession; these commands run them
+// off the UI goroutine and show what they did.
 
-const (
-	afterNothing afterSave = iota
-	afterNew               // then start a new conversation
-	afterLoad              // then load another session
-)
-
-// sessionSavedMsg ends a save.
+// sessionSavedMsg ends a /save.
 type sessionSavedMsg struct {
 	name   string
-	claim  *sessions.Claim // the claim saved under
 	tokens int
 	err    error
-	then   afterSave
-	next   string // the session to load after the save
 }
 
-// sessionLoadedMsg ends a session load. On err the conversation is as it
-// was.
+// chatClearedMsg ends a /new; saved is the session the old chat was
+// saved as ("" when it had nothing new).
+type chatClearedMsg struct {
+	saved string
+	err   error
+}
+
+// sessionLoadedMsg ends a /load in place. On err the chat is as it was.
 type sessionLoadedMsg struct {
-	name   string
-	claim  *sessions.Claim // the claim loaded under
-	tokens int
-	took   time.Duration
-	// fallback says why the model state could not be restored (the
-	// transcript was taken and the next reply re-processes it).
-	fallback error
-	// controller is the session's controller; controllerErr says why it
-	// could not be switched on.
-	controller    string
-	controllerErr error
-	err           error
+	saved string // the chat saved before the load
+	rep   chatsession.Report
+	// note says why the session's own model was not opened.
+	note string
+	err  error
 }
 
-// hasTurns reports whether the conversation has anything worth saving.
-func (p *chatPage) hasTurns() bool {
-	for _, msg := range p.conv.Messages() {
-		if msg.Role != "system" {
-			return true
+// sessionModelMsg asks the root to open the session's own model, which is
+// not the one loaded, and to resume the session on it; the chat was saved
+// (as saved).
+type sessionModelMsg struct {
+	saved  string
+	target chatsession.Target
+	model  sessions.ModelSource
+}
+
+// save writes the chat to its session (name "": the one it has, named
+// after the time when new), off the UI goroutine.
+func (p *chatPage) save(name string) tea.Cmd {
+	chat := p.chat
+	if name == "" && !chat.Changed() {
+		if n := chat.Name(); n != "" {
+			p.notice.say("session " + n + " is up to date")
+		} else {
+			p.notice.say("nothing to save yet")
 		}
-	}
-	return false
-}
-
-// save writes the conversation as session name, off the UI goroutine.
-func (p *chatPage) save(name string, then afterSave, next string) tea.Cmd {
-	claim, err := p.held.claimFor(name)
-	if err != nil {
-		p.notice.fail(err)
 		return nil
 	}
-	if !p.held.owns(claim) && claim.Exists() {
-		// Another conversation's session: saving would replace it.
-		claim.Release()
-		p.notice.fail(fmt.Errorf("session %q already exists: /load it, or save under another name", name))
-		return nil
-	}
-	p.busy = "saving " + name
+	p.busy = "saving"
 	conv := p.conv
 	return tea.Batch(p.work(func() tea.Msg {
-		err := conv.Save(claim)
-		return sessionSavedMsg{name: name, claim: claim, tokens: conv.Tokens(), err: err, then: then, next: next}
+		var err error
+		if name == "" {
+			name, err = chat.Save()
+		} else {
+			err = chat.SaveAs(name)
+		}
+		return sessionSavedMsg{name: name, tokens: conv.Tokens(), err: err}
 	}), p.status.Tick())
 }
 
-// saveThen saves a changed conversation before replacing it; an unchanged
-// one is replaced at once.
-func (p *chatPage) saveThen(then afterSave, next string) tea.Cmd {
-	if p.held.dirty && p.hasTurns() {
-		return p.save(p.held.nameOrNew(), then, next)
-	}
-	return p.afterSaved(sessionSavedMsg{then: then, next: next})
-}
-
-// afterSaved handles the end of a save.
-func (p *chatPage) afterSaved(msg sessionSavedMsg) tea.Cmd {
+// afterSaved shows the end of a /save.
+func (p *chatPage) afterSaved(msg sessionSavedMsg) {
 	p.busy = ""
 	if msg.err != nil {
-		p.held.drop(msg.claim)
 		p.notice.fail(msg.err)
-		return nil
+		return
 	}
-	saved := ""
-	if msg.name != "" {
-		p.held.take(msg.name, msg.claim)
-		saved = fmt.Sprintf("saved session %s (%s tokens)", msg.name, thousands(msg.tokens))
-	}
-	switch msg.then {
-	case afterNew:
-		p.conv.Clear()
-		p.held.take("", nil)
-		p.used = p.conv.Tokens()
-		p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
-		p.notice.say(join("new conversation", saved))
-	case afterLoad:
-		p.notice.say(saved)
-		return p.loadSession(msg.next)
-	default:
-		p.notice.say(saved)
-	}
-	return nil
+	p.notice.say(fmt.Sprintf("saved session %s (%s tokens)", msg.name, thousands(msg.tokens)))
 }
 
-// loadSession restores a session into the conversation, off the UI
-// goroutine.
-func (p *chatPage) loadSession(name string) tea.Cmd {
-	claim, err := p.held.claimFor(name)
-	if err != nil {
+// clear saves the chat and starts a new one, off the UI goroutine.
+func (p *chatPage) clear() tea.Cmd {
+	p.busy = "starting anew"
+	chat := p.chat
+	return tea.Batch(p.work(func() tea.Msg {
+		saved, err := chat.Clear()
+		return chatClearedMsg{saved: saved, err: err}
+	}), p.status.Tick())
+}
+
+// afterCleared shows the new conversation.
+func (p *chatPage) afterCleared(msg chatClearedMsg) {
+	p.busy = ""
+	if msg.err != nil {
+		p.notice.fail(fmt.Errorf("the conversation was not saved, so it stays: %w", msg.err))
+		return
+	}
+	p.used = p.conv.Tokens()
+	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
+	p.notice.say(join("new conversation", savedAs(msg.saved)))
+}
+
+// savedAs says that the chat was saved as session name ("" for nothing).
+func savedAs(name string) string {
+	if name == "" {
+		return ""
+	}
+	return "saved session " + name
+}
+
+// load resumes session name, off the UI goroutine: in place when it was
+// made with this model (or its model is not here), else on its own model
+// (sessionModelMsg). The chat is saved first.
+func (p *chatPage) load(name string) tea.Cmd {
+	if _, err := p.opt.Sessions.Path(name); err != nil {
 		p.notice.fail(err)
 		return nil
 	}
 	p.busy = "loading " + name
-	conv, host := p.conv, p.host
+	chat, store, fingerprint, opt := p.chat, p.opt.Sessions, p.model.Weights.Fingerprint, p.opt
 	return tea.Batch(p.work(func() tea.Msg {
-		msg := restoreSession(conv, host, claim)
-		msg.claim = claim
-		return msg
+		target, err := chatsession.Find(store, name, false)
+		if err == nil && !target.Exists {
+			err = fmt.Errorf("no session %q in %s (/sessions lists them)", name, store.Dir)
+		}
+		if err != nil {
+			return sessionLoadedMsg{err: err}
+		}
+		note := ""
+		if src, ok := target.Model(); ok && !target.MadeWith(fingerprint) {
+			if err := modelHere(src.Name(), opt); err == nil {
+				saved, err := chat.Save()
+				if err != nil {
+					return sessionLoadedMsg{err: err}
+				}
+				return sessionModelMsg{saved: saved, target: target, model: src}
+			} else {
+				note = fmt.Sprintf("session %s was made with %s, which is not here (%v)", name, src, err)
+				if fetch := src.Fetch(); fetch != "" {
+					note += "; " + fetch + " gets it back"
+				}
+			}
+		}
+		saved, rep, err := chat.Load(name)
+		return sessionLoadedMsg{saved: saved, rep: rep, note: note, err: err}
 	}), p.status.Tick())
 }
 
-// restoreSession restores session name: the model state when the session
-// was made with this model, else the transcript alone; and the session's
-// controller.
-func restoreSession(conv *conversation.Conversation, host *controllerHost, claim *sessions.Claim) sessionLoadedMsg {
-	start := time.Now()
-	name := claim.Name()
-	snap, err := claim.Open()
-	if err != nil {
-		return sessionLoadedMsg{name: name, err: err}
-	}
-	defer snap.Close()
-	msg := sessionLoadedMsg{name: name}
-	if err := conv.Restore(snap); err != nil {
-		if err := conv.RestoreTranscript(snap.Meta); err != nil {
-			return sessionLoadedMsg{name: name, err: err}
-		}
-		msg.fallback = err
-	}
-	msg.took, msg.tokens = time.Since(start), conv.Tokens()
-	if snap.Meta.Controller == nil {
-		host.Off()
-		return msg
-	}
-	res := conv.ResumeController()
-	msg.controller, msg.controllerErr = res.Name, res.Err
-	switch {
-	case res.Err != nil:
-		msg.controllerErr = fmt.Errorf("%w; the session keeps it and its state until another controller replaces it", res.Err)
-	case res.Changed:
-		msg.controllerErr = fmt.Errorf("%s changed since the session was saved; using the current build", res.Name)
-	}
-	return msg
-}
-
-// afterLoaded handles the end of a session load.
+// afterLoaded shows the end of a /load in place.
 func (p *chatPage) afterLoaded(msg sessionLoadedMsg) {
 	p.busy = ""
 	if msg.err != nil {
-		p.held.drop(msg.claim)
 		p.notice.fail(msg.err)
 		return
 	}
-	p.held.take(msg.name, msg.claim)
-	p.used = msg.tokens
+	p.showOpened(msg.rep, msg.note, savedAs(msg.saved))
+}
+
+// showOpened shows a restored (or new) session: the transcript, and what
+// became of its model state and its controller.
+func (p *chatPage) showOpened(rep chatsession.Report, note, before string) {
+	p.used = p.conv.Tokens()
 	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
-	text := fmt.Sprintf("session %s: restored %s tokens in %s", msg.name, thousands(msg.tokens), formatMillis(msg.took))
-	if msg.fallback != nil {
-		text = fmt.Sprintf("session %s: %v\nThe transcript is back; the next message re-processes it (slower, nothing is lost).", msg.name, msg.fallback)
+	if rep.New {
+		p.notice.say(join(before, "new session "+rep.Name))
+		return
 	}
-	if msg.controller != "" && msg.controllerErr == nil {
-		text += "\ncontroller " + msg.controller + " is back on"
+	text := fmt.Sprintf("session %s: restored %s tokens in %s", rep.Name, thousands(rep.Tokens), formatMillis(rep.Took))
+	if rep.Fallback != nil {
+		text = fmt.Sprintf("session %s: %v\nThe transcript is back; the next message re-processes it (slower, nothing is lost).", rep.Name, rep.Fallback)
+	}
+	if note != "" {
+		text = note + "\n" + text
+	}
+	if rep.ControllerOn {
+		text += "\ncontroller " + rep.Controller + " is back on"
 	}
 	p.transcript.add(entryInfo, text)
-	p.notice.say(join(p.notice.Text(), strings.SplitN(text, "\n", 2)[0]))
-	if msg.controllerErr != nil {
-		p.notice.fail(fmt.Errorf("the session's controller %s: %w", msg.controller, msg.controllerErr))
+	p.notice.say(join(before, strings.SplitN(text, "\n", 2)[0]))
+	switch {
+	case rep.ControllerErr != nil:
+		p.notice.fail(fmt.Errorf("the session's controller %s: %w; the session keeps it and its state until another controller replaces it", rep.Controller, rep.ControllerErr))
+	case rep.ControllerChanged:
+		p.notice.warn(fmt.Sprintf("the session's controller %s changed since the session was saved; using the current build", rep.Controller))
 	}
 }
 
@@ -197,7 +193,7 @@ func sessionItems(store sessions.Store) ([]pickItem, error) {
 	list, err := store.List()
 	var items []pickItem
 	for _, s := range list {
-		desc := fmt.Sprintf("%d turns · %s tokens · %s · %s", s.Turns, thousands(s.Tokens), s.Model, s.Updated.Local().Format("2006-01-02 15:04"))
+		desc := fmt.Sprintf("%s · %s tokens · %s · %s", plural(s.Turns, "turn"), thousands(s.Tokens), s.Model, s.Updated.Local().Format("2006-01-02 15:04"))
 		if s.Err != nil {
 			desc = "unreadable: " + s.Err.Error()
 		}
@@ -227,33 +223,4 @@ func join(parts ...string) string {
 		}
 	}
 	return strings.Join(keep, " · ")
-}
-
-// resume restores the session the options name, if any.
-func (p *chatPage) resume() tea.Cmd {
-	name := p.opt.Session
-	if p.opt.Continue {
-		latest, err := p.opt.Sessions.Latest()
-		if err != nil {
-			p.notice.say(err.Error() + ": starting a new conversation")
-			return nil
-		}
-		name = latest
-	}
-	if name == "" {
-		return nil
-	}
-	claim, err := p.opt.Sessions.Claim(name)
-	if err != nil {
-		p.notice.fail(err)
-		return nil
-	}
-	if !claim.Exists() {
-		p.held.keep(claim)
-		p.held.name = name
-		p.notice.say("new session " + name)
-		return nil
-	}
-	claim.Release() // loadSession takes it again, and keeps it if the load works
-	return p.loadSession(name)
 }

@@ -43,8 +43,8 @@ func TestSaveNewLoad(t *testing.T) {
 		t.Errorf("restored %d tokens, saved %d", m.chat.conv.Tokens(), tokens)
 	}
 	goldenfile.RequireEqual(t, screen)
-	if saved, err := m.Close(); err != nil || saved != "" {
-		t.Errorf("Close saved %q (%v); the loaded session was unchanged", saved, err)
+	if closed, err := m.Close(); err != nil || closed.Wrote || closed.Name != "demo" {
+		t.Errorf("Close: %+v (%v); the loaded session demo was unchanged", closed, err)
 	}
 }
 
@@ -57,8 +57,8 @@ func TestContinue(t *testing.T) {
 	c.typeLine("first run")
 	used := c.idle().used
 	m, _ := c.finalScreen()
-	if saved, err := m.Close(); err != nil || saved == "" {
-		t.Fatalf("quit saved %q, %v", saved, err)
+	if closed, err := m.Close(); err != nil || closed.Name == "" {
+		t.Fatalf("quit: %+v, %v", closed, err)
 	}
 
 	opt.Continue = true
@@ -92,8 +92,8 @@ func TestSessionInUse(t *testing.T) {
 	c.wait("the refusal", func(s snapshot) bool { return strings.Contains(s.notice, `session "other" is in use`) })
 	other.Release()
 	m, _ := c.finalScreen()
-	if saved, err := m.Close(); err != nil || saved != "notes" {
-		t.Fatalf("quit saved %q, %v; want notes", saved, err)
+	if closed, err := m.Close(); err != nil || closed.Name != "notes" {
+		t.Fatalf("quit: %+v, %v; want notes", closed, err)
 	}
 	claim, err := opt.Sessions.Claim("notes")
 	if err != nil {
@@ -120,9 +120,9 @@ func TestSaveKeepsOtherSessions(t *testing.T) {
 	c.typeLine("/save demo")
 	c.wait("the refusal", func(s snapshot) bool { return strings.Contains(s.notice, `session "demo" already exists`) })
 	m, _ := c.finalScreen()
-	saved, err := m.Close()
-	if err != nil || saved == "" || saved == "demo" {
-		t.Fatalf("quit saved %q, %v", saved, err)
+	closed, err := m.Close()
+	if err != nil || closed.Name == "" || closed.Name == "demo" {
+		t.Fatalf("quit: %+v, %v", closed, err)
 	}
 	snap, err := opt.Sessions.Open("demo")
 	if err != nil {
@@ -162,8 +162,8 @@ func TestCompaction(t *testing.T) {
 	if outOfView == 0 || outOfView >= messages {
 		t.Fatalf("%d of %d messages out of view", outOfView, messages)
 	}
-	if saved, err := m.Close(); err != nil || saved == "" {
-		t.Fatalf("quit saved %q, %v", saved, err)
+	if closed, err := m.Close(); err != nil || closed.Name == "" {
+		t.Fatalf("quit: %+v, %v", closed, err)
 	}
 
 	opt.Continue = true

@@ -13,32 +13,27 @@ import (
 
 func runController(p *chatPage, c command) tea.Cmd {
 	if c.arg(0) == "off" {
-		p.host.Off()
-		p.held.dirty = true
-		p.notice.say("controller off")
-		return nil
+		return p.switchController("", "")
 	}
-	return p.host.get(c.arg(0), c.arg(1))
+	return p.switchController(c.arg(0), c.arg(1))
 }
 
 func runControllers(p *chatPage, _ command) tea.Cmd { return p.openControllerPicker() }
 
 func runSave(p *chatPage, c command) tea.Cmd {
 	name := c.arg(0)
-	if name == "" {
-		name = p.held.nameOrNew()
-	} else if _, err := p.opt.Sessions.Path(name); err != nil {
+	if _, err := p.opt.Sessions.Path(name); name != "" && err != nil {
 		p.notice.fail(err)
 		return nil
 	}
-	return p.save(name, afterNothing, "")
+	return p.save(name)
 }
 
 func runLoad(p *chatPage, c command) tea.Cmd {
 	if c.arg(0) == "" {
 		return p.openSessionPicker()
 	}
-	return p.runLoad(c.arg(0))
+	return p.load(c.arg(0))
 }
 
 func runSessions(p *chatPage, _ command) tea.Cmd {
@@ -46,7 +41,7 @@ func runSessions(p *chatPage, _ command) tea.Cmd {
 	return nil
 }
 
-func runNew(p *chatPage, _ command) tea.Cmd { return p.saveThen(afterNew, "") }
+func runNew(p *chatPage, _ command) tea.Cmd { return p.clear() }
 
 func runSystem(p *chatPage, c command) tea.Cmd {
 	p.setSystem(c.arg(0))
@@ -63,7 +58,6 @@ func runSet(p *chatPage, c command) tea.Cmd {
 		return nil
 	}
 	p.conv.SetMaxTokens(n)
-	p.held.dirty = true
 	p.notice.say(c.arg(0) + " = " + c.arg(1))
 	return nil
 }
@@ -85,7 +79,6 @@ func runThink(p *chatPage, c command) tea.Cmd {
 	default:
 		on := arg == "on"
 		p.conv.SetThinking(&on)
-		p.held.dirty = true
 		p.notice.say("thinking " + arg + " from the next reply")
 	}
 	return nil

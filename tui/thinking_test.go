@@ -112,8 +112,8 @@ func TestThinking(t *testing.T) {
 	c.wait("the thinking unfolded", func(s snapshot) bool { return strings.Contains(plain(s.screen), "I should greet them back.") })
 	m, screen := c.finalScreen()
 	goldenfile.RequireEqual(t, screen)
-	if saved, err := m.Close(); err != nil || saved == "" {
-		t.Fatalf("quit saved %q, %v", saved, err)
+	if closed, err := m.Close(); err != nil || closed.Name == "" {
+		t.Fatalf("quit: %+v, %v", closed, err)
 	}
 
 	opt.Continue = true

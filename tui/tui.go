@@ -35,7 +35,9 @@ import (
 // Options configures the chat.
 type Options struct {
 	// Model is a model folder or a Hugging Face repo id (pulled first if
-	// it is not cached). Empty shows a picker of the cached models.
+	// it is not cached), as the user named it. Empty means the model of
+	// the session to resume, else Config.Model, else a picker of the
+	// cached models.
 	Model string
 	// Config gives the defaults: threads, context window, reply length,
 	// system prompt and sampling (its Model is offered in the picker).
@@ -79,8 +81,9 @@ type Options struct {
 	Output io.Writer
 }
 
-// Run runs the chat until the user quits, then saves the conversation as
-// a session (when it changed) and says so on the output.
+// Run runs the chat until the user quits (or ctx ends: a signal), then
+// saves the conversation to its session (when it changed since the save
+// after its last reply) and says how to resume it on the output.
 func Run(ctx context.Context, opt Options) error {
 	m := New(ctx, opt)
 	popts := []tea.ProgramOption{tea.WithContext(ctx)}
@@ -96,11 +99,15 @@ func Run(ctx context.Context, opt Options) error {
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // interrupted from outside: still save below
 	}
-	saved, serr := m.Close()
+	closed, serr := m.Close()
 	if serr != nil {
 		fmt.Fprintf(out, "driftwood: the conversation was not saved: %v\n", serr)
-	} else if saved != "" {
-		fmt.Fprintf(out, "Saved the conversation as session %s; resume it with: driftwood --continue\n", saved)
+	} else if closed.Name != "" {
+		resume := "driftwood --session " + closed.Name
+		if latest, err := opt.Sessions.Latest(); err == nil && latest == closed.Name {
+			resume = "driftwood --continue"
+		}
+		fmt.Fprintf(out, "The conversation is saved as session %s; resume it with: %s\n", closed.Name, resume)
 	}
 	return errors.Join(err, serr)
 }

@@ -38,6 +38,10 @@ func (p *chatPage) statusInfo() statusInfo {
 		in.activity, in.tokens = "generating", p.reply.tokens
 	case p.busy != "":
 		in.activity = p.busy
+	case p.switching != nil && p.switching.name == "":
+		in.activity = "turning the controller off"
+	case p.switching != nil:
+		in.activity = "starting controller " + p.switching.name
 	}
 	return in
 }

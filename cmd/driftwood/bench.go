@@ -54,6 +54,9 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err := g.parse(args); err != nil {
 		return err
 	}
+	if err := g.needModel(); err != nil {
+		return err
+	}
 	if *promptN < 1 || *genN < 1 || *runs < 1 {
 		return fmt.Errorf("--prompt-tokens, --gen-tokens and --runs must be at least 1")
 	}

@@ -36,7 +36,7 @@ func cmdChat(ctx context.Context, args []string, out, errOut io.Writer) error {
 func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	fs := flag.NewFlagSet("driftwood", flag.ContinueOnError)
 	fs.SetOutput(errOut)
-	model := fs.String("model", "", "model folder or Hugging Face repo id (default: the config's; else a picker)")
+	model := fs.String("model", "", "model folder or Hugging Face repo id (default: a resumed session's own model, else the config's, else a picker)")
 	cont := fs.Bool("continue", false, "resume the latest session")
 	session := fs.String("session", "", "resume session `NAME`, or start it")
 	configPath := fs.String("config", config.Path(), "configuration file")
@@ -64,7 +64,6 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	pick(set, "model", model, cfg.Model)
 	pick(set, "backend", backend, cfg.Backend)
 	pick(set, "mlx-lib", mlxLib, cfg.MLXLibrary)
 	if err := validBackend(*backend); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -42,8 +43,10 @@ func TestChatFlags(t *testing.T) {
 			t.Errorf("%s\n%q: error %v, want %q", tt.reason, tt.args, err, tt.err)
 		case tt.err == "" && err != nil:
 			t.Errorf("%s\n%q: %v", tt.reason, tt.args, err)
-		case tt.err == "" && opt.Model != tt.model:
-			t.Errorf("%s\n%q: model %q, want %q", tt.reason, tt.args, opt.Model, tt.model)
+		case tt.err == "" && cmp.Or(opt.Model, opt.Config.Model) != tt.model:
+			t.Errorf("%s\n%q: model %q (config %q), want %q", tt.reason, tt.args, opt.Model, opt.Config.Model, tt.model)
+		case tt.err == "" && opt.Model != "" && !slices.Contains(tt.args, "--model"):
+			t.Errorf("%s\n%q: Model %q is set without --model, so a resumed session's own model could not win", tt.reason, tt.args, opt.Model)
 		}
 	}
 

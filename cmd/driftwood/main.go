@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // command is one sub-command: it parses its own flags from args and writes
@@ -38,7 +39,10 @@ func commands() map[string]command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Ctrl-C, kill and a closed terminal (SIGHUP) all end the work at
+	// hand the same way: a reply stops, the chat saves its session, and
+	// the process exits cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	os.Exit(realMain(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
+	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
@@ -106,10 +107,15 @@ func (g *genFlags) parse(args []string) error {
 	if err := cpu.CheckThreads(g.threads); err != nil {
 		return fmt.Errorf("--threads %d: %w", g.threads, err)
 	}
+	return s.Validate()
+}
+
+// needModel is the error for a command given no model.
+func (g *genFlags) needModel() error {
 	if g.model == "" {
 		return errors.New("no model: give --model DIR (or set model in " + g.configPath + ")")
 	}
-	return s.Validate()
+	return nil
 }
 
 // openOptions says how to open the model the flags name.
@@ -159,7 +165,21 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		think = thinkFlag
 	}
+	store := sessions.Store{Dir: *sessionsDir}
+	var target chatsession.Target
+	if inSession {
+		var err error
+		if target, err = findSession(g, store, *session, *cont, errOut); err != nil {
+			return err
+		}
+	}
+	if err := g.needModel(); err != nil {
+		return err
+	}
 	l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))
+	if _, fromSession := target.Model(); err != nil && fromSession && !g.set["model"] {
+		return target.ModelMissing(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -183,14 +203,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 	}
 	if inSession {
-		store := sessions.Store{Dir: *sessionsDir}
-		name := *session
-		if *cont {
-			if name, err = store.Latest(); err != nil {
-				return err
-			}
-		}
-		if err := runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: name, prompt: *prompt, system: *system, think: think}, out, errOut); err != nil {
+		if err := runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: target.Name, prompt: *prompt, system: *system, ignoreEOS: *ignoreEOS, think: think}, out, errOut); err != nil {
 			return err
 		}
 		if fail := cs.failure(); fail != nil {
