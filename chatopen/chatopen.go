@@ -47,6 +47,10 @@ type Options struct {
 	// TokenizerCache is the folder of decoded tokenizers
 	// (tokenizer.LoadCached; DefaultTokenizerCache); "" means none.
 	TokenizerCache string
+	// Note, when set, receives a line for the user about what the load
+	// passed over (a cache entry that failed its checks and was
+	// deleted); the model loads either way.
+	Note func(string)
 }
 
 // DefaultTokenizerCache is $XDG_CACHE_HOME/driftwood/tokenizers.
@@ -96,7 +100,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	}
 	m.Prefault() // on the other core while the tokenizer loads
 	l := &Loaded{Name: name, Weights: m, Source: sourceOf(dir)}
-	if err := l.loadText(dir, opt.TokenizerCache); err != nil {
+	if err := l.loadText(dir, opt.TokenizerCache, opt.Note); err != nil {
 		m.Close()
 		return nil, err
 	}
@@ -126,15 +130,19 @@ func sourceOf(dir string) sessions.ModelSource {
 	return src
 }
 
-func (l *Loaded) loadText(dir, tokenizerCache string) error {
+func (l *Loaded) loadText(dir, tokenizerCache string, note func(string)) error {
 	path := filepath.Join(dir, "tokenizer.json")
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	var err error
-	if l.Tok, err = tokenizer.LoadCached(path, tokenizerCache); err != nil {
+	tok, passed, err := tokenizer.LoadCached(path, tokenizerCache)
+	if err != nil {
 		return err
 	}
+	if passed != "" && note != nil {
+		note(passed)
+	}
+	l.Tok = tok
 	if err := l.Weights.CheckVocabulary(path, l.Tok.VocabSize()); err != nil {
 		return err
 	}

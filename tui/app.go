@@ -134,6 +134,9 @@ func (m *App) onModelLoaded(msg modelLoadedMsg) tea.Cmd {
 	chat, cmd := newChatPage(chatDeps{common: m.common, notice: m.notice, logs: m.logs, hist: m.hist,
 		ctx: m.ctx, opt: m.opt, work: m.work, pace: m.pace, switchPace: m.switchPace}, msg)
 	m.chat = chat
+	for _, note := range msg.notes {
+		m.logs.add(logLine{source: "driftwood", text: note})
+	}
 	if m.opt.BackendNote != nil {
 		if note := m.opt.BackendNote(); note != "" {
 			m.notice.say(note)

@@ -43,7 +43,9 @@ type modelLoadedMsg struct {
 	// could not be taken (the chat starts a new one).
 	rep     chatsession.Report
 	openErr error
-	err     error
+	// notes say what the load passed over (chatopen.Options.Note).
+	notes []string
+	err   error
 }
 
 // reportProgress turns the hub's progress reports into messages; reports
@@ -71,7 +73,9 @@ func waitProgress(ch <-chan progressReportedMsg) tea.Cmd {
 // openModel loads the model and starts a conversation and its controller
 // host, resuming session (or starting it, "": a new chat).
 func openModel(ctx context.Context, name, label, session string, opt Options, hopt hub.Options, progress func(hub.ProgressReport)) modelLoadedMsg {
-	mod, err := chatopen.Open(ctx, name, chatopen.Options{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend, TokenizerCache: opt.TokenizerCache})
+	var notes []string
+	mod, err := chatopen.Open(ctx, name, chatopen.Options{Threads: opt.Config.Threads, OnProgress: progress, Hub: &hopt, NewBackend: opt.NewBackend,
+		TokenizerCache: opt.TokenizerCache, Note: func(s string) { notes = append(notes, s) }})
 	if err != nil {
 		return modelLoadedMsg{err: err}
 	}
@@ -96,7 +100,7 @@ func openModel(ctx context.Context, name, label, session string, opt Options, ho
 		mod.Close()
 		return modelLoadedMsg{err: err}
 	}
-	msg := modelLoadedMsg{model: mod, host: host}
+	msg := modelLoadedMsg{model: mod, host: host, notes: notes}
 	copt := chatsession.Options{Store: opt.Sessions}
 	if session != "" {
 		msg.chat, msg.rep, msg.openErr = chatsession.Open(conv, copt, session)

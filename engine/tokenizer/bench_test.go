@@ -111,7 +111,7 @@ func BenchmarkLoad(b *testing.B) {
 // (LoadCached): the file is still read and hashed, the JSON is not.
 func BenchmarkLoadCached(b *testing.B) {
 	dir := b.TempDir()
-	if _, err := LoadCached(llama3Path, dir); err != nil {
+	if _, _, err := LoadCached(llama3Path, dir); err != nil {
 		b.Fatal(err)
 	}
 	for range 500 {
@@ -121,7 +121,7 @@ func BenchmarkLoadCached(b *testing.B) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	for b.Loop() {
-		if _, err := LoadCached(llama3Path, dir); err != nil {
+		if _, _, err := LoadCached(llama3Path, dir); err != nil {
 			b.Fatal(err)
 		}
 	}

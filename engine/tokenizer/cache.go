@@ -36,7 +36,7 @@ import (
 // write. An entry records the SHA-256 of the tokenizer.json it was
 // decoded from, and is used only for that file: another file's entry
 // renamed into place, a damaged or foreign one is deleted, the file
-// decoded again and the entry rewritten, and LoadCachedNote says so in
+// decoded again and the entry rewritten, and LoadCached says so in
 // one line. An entry of an earlier format is replaced without a word.
 
 // cacheFormat starts every entry; cacheMagic is this version's.
@@ -52,18 +52,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // LoadCached is Load with a cache of the decoded file in dir ("" for
 // none). A cache that cannot be read or written is passed over: the
-// tokenizer is the one Load gives either way. LoadCachedNote also says
-// what was passed over.
-func LoadCached(path, dir string) (*Tokenizer, error) {
-	t, _, err := LoadCachedNote(path, dir)
-	return t, err
-}
-
-// LoadCachedNote is LoadCached, with note: one line for the user when
-// the cache was passed over for a reason worth knowing (a folder of
-// another user's; an entry that failed its checks, then deleted), ""
-// otherwise.
-func LoadCachedNote(path, dir string) (t *Tokenizer, note string, err error) {
+// tokenizer is the one Load gives either way, and note is one line for
+// the user when the cache was passed over for a reason worth knowing (a
+// folder of another user's; an entry that failed its checks, then
+// deleted), "" otherwise.
+func LoadCached(path, dir string) (t *Tokenizer, note string, err error) {
 	if dir == "" {
 		t, err := Load(path)
 		return t, "", err

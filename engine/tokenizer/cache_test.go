@@ -16,7 +16,7 @@ import (
 func loadFromCache(t *testing.T, path string) (*Tokenizer, string) {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := LoadCached(path, dir); err != nil {
+	if _, _, err := LoadCached(path, dir); err != nil {
 		t.Fatal(err)
 	}
 	var entry string
@@ -30,7 +30,7 @@ func loadFromCache(t *testing.T, path string) (*Tokenizer, string) {
 	if entry == "" {
 		t.Fatal("no cache entry was written")
 	}
-	tok, err := LoadCached(path, dir)
+	tok, _, err := LoadCached(path, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestCacheDamage(t *testing.T) {
 		if _, err := readCache(entry, sum); err == nil {
 			t.Errorf("%s: read as an entry", name)
 		}
-		tok, err := LoadCached(tinyPath, filepath.Dir(entry))
+		tok, _, err := LoadCached(tinyPath, filepath.Dir(entry))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -69,7 +69,7 @@ func TestCacheTrustsNothing(t *testing.T) {
 			os.Symlink(target, entry)
 		}},
 		{"another tokenizer's valid entry renamed into place", "was decoded from another tokenizer.json", func(t *testing.T, dir, entry string) {
-			if _, _, err := LoadCachedNote(mistralPath, dir); err != nil {
+			if _, _, err := LoadCached(mistralPath, dir); err != nil {
 				t.Fatal(err)
 			}
 			other := entryFor(t, dir, mistralPath)
@@ -90,7 +90,7 @@ func TestCacheTrustsNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.reason, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "tokenizers")
-			if _, _, err := LoadCachedNote(tinyPath, dir); err != nil {
+			if _, _, err := LoadCached(tinyPath, dir); err != nil {
 				t.Fatal(err)
 			}
 			entry := entryFor(t, dir, tinyPath)
@@ -98,7 +98,7 @@ func TestCacheTrustsNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.spoil(t, dir, entry)
-			tok, note, err := LoadCachedNote(tinyPath, dir)
+			tok, note, err := LoadCached(tinyPath, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestCacheTrustsNothing(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "tokenizers")
 		os.Mkdir(dir, 0o777)
 		os.Chown(dir, 4242, 4242)
-		tok, note, err := LoadCachedNote(tinyPath, dir)
+		tok, note, err := LoadCached(tinyPath, dir)
 		if err != nil || tok.Fingerprint() != plain.Fingerprint() {
 			t.Fatal(err)
 		}
