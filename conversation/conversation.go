@@ -60,6 +60,9 @@ type Controller interface {
 	// Running is the controller that runs now (without its store); ok is
 	// false when none runs.
 	Running() (c sessions.Controller, ok bool)
+	// ReplyControls are the controllers that governed the last reply,
+	// stretch by stretch.
+	ReplyControls() []sessions.ReplyControl
 	// Store is a copy of the key-value store; RestoreStore replaces it.
 	Store() map[string][]byte
 	RestoreStore(map[string][]byte) error
@@ -78,6 +81,9 @@ type Conversation struct {
 	seq      *engine.Sequence
 	messages []chat.Message
 	seeds    []uint64 // the sampler seed of each assistant message, in order
+	// controls are the controllers that governed each assistant message,
+	// in order (nil where none did, or where it is not known).
+	controls [][]sessions.ReplyControl
 	dropped  int      // messages out of the model's view (OutOfView)
 	thinking *bool    // enable_thinking for the template; nil: its default
 	created  time.Time
@@ -144,6 +150,15 @@ func (c *Conversation) Close() { c.seq.Cache.Close() }
 
 // Messages is the transcript (the system message first, if any).
 func (c *Conversation) Messages() []chat.Message { return c.messages }
+
+// ReplyControls are the controllers that governed each assistant
+// message, in order, stretch by stretch (nil where none did, or where it
+// is not known).
+func (c *Conversation) ReplyControls() [][]sessions.ReplyControl {
+	out := make([][]sessions.ReplyControl, c.replies())
+	copy(out, c.controls)
+	return out
+}
 
 // ReplySeeds are the sampler seeds of the assistant messages, in order (0
 // where not known): with the same settings and the transcript before it,
@@ -219,7 +234,7 @@ func (c *Conversation) Clear() {
 	} else {
 		c.messages = nil
 	}
-	c.seeds, c.dropped = nil, 0
+	c.seeds, c.controls, c.dropped = nil, nil, 0
 	c.created = time.Now().UTC()
 	c.kept = nil
 	c.truncate(0)
@@ -343,6 +358,7 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	text += stream.Flush()
 	replies := c.replies()
 	c.seeds = append(c.seeds[:min(replies, len(c.seeds))], st.Seed)
+	c.controls = append(c.controls[:min(replies, len(c.controls))], c.governed())
 	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
 	if prefix != nil && restored == 0 {
 		if err := c.opt.Prefixes.Keep(c.seq, c.rt.Weights, c.rt.Tok.Fingerprint(), prefix); prefixErr == nil {

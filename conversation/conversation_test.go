@@ -170,8 +170,15 @@ func TestSessionWithController(t *testing.T) {
 	if c := snap.Meta.Controller; c == nil || c.Name != "low" || c.SHA256 != mod.SHA256 || len(c.KV["steps"]) != 8 {
 		t.Fatalf("saved controller state %+v", snap.Meta.Controller)
 	}
+	governed := [][]sessions.ReplyControl{{{Name: "low"}}}
+	if got := snap.Meta.ReplyControls; !reflect.DeepEqual(got, governed) {
+		t.Errorf("the session says the reply was governed by %+v, want %+v", got, governed)
+	}
 	if err := b.Restore(snap); err != nil {
 		t.Fatal(err)
+	}
+	if got := b.ReplyControls(); !reflect.DeepEqual(got, governed) {
+		t.Errorf("restored: the reply was governed by %+v, want %+v", got, governed)
 	}
 	if v := b.Controller().Store()["steps"]; len(v) != 8 {
 		t.Errorf("restored controller store holds %d steps, want 8", len(v))

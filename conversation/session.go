@@ -24,6 +24,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		Tokens:               c.seq.Tokens,
 		Messages:             c.messages,
 		ReplySeeds:           c.ReplySeeds(),
+		ReplyControls:        c.savedControls(),
 		OutOfView:            c.dropped,
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
 		EnableThinking:       c.thinking,
@@ -37,6 +38,33 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		}
 	}
 	return claim.Save(meta, kv)
+}
+
+// governed is what the controller says governed the reply just made: nil
+// when no controller ran in it.
+func (c *Conversation) governed() []sessions.ReplyControl {
+	if c.opt.Controller == nil {
+		return nil
+	}
+	rc := c.opt.Controller.ReplyControls()
+	for _, s := range rc {
+		if s.Name != "" || s.Fault != "" {
+			return rc
+		}
+	}
+	return nil
+}
+
+// savedControls is ReplyControls as a session stores it: nil when no
+// reply had a controller.
+func (c *Conversation) savedControls() [][]sessions.ReplyControl {
+	all := c.ReplyControls()
+	for _, rc := range all {
+		if rc != nil {
+			return all
+		}
+	}
+	return nil
 }
 
 // source is the model's source for a session (nil when not known).
@@ -130,6 +158,7 @@ func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.kept = meta.Controller
 	c.messages = slices.Clone(meta.Messages)
 	c.seeds = slices.Clone(meta.ReplySeeds)
+	c.controls = slices.Clone(meta.ReplyControls)
 	c.dropped = meta.OutOfView
 	c.thinking = meta.EnableThinking
 	c.created = meta.Created

@@ -32,6 +32,7 @@ func (f *forcer) Store() map[string][]byte                   { return nil }
 func (f *forcer) RestoreStore(map[string][]byte) error       { return nil }
 func (f *forcer) Resume(sessions.Controller) (string, error) { return "", nil }
 func (f *forcer) Off()                                       {}
+func (f *forcer) ReplyControls() []sessions.ReplyControl     { return nil }
 
 // TestThinkingRoundTrip: the thinking switch reaches the template (off:
 // Qwen3's empty think block closes the prompt), and a session keeps it

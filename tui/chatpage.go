@@ -73,7 +73,7 @@ func newChatPage(d chatDeps, msg modelLoadedMsg) (*chatPage, tea.Cmd) {
 	p.status = newStatusBar(d.common)
 	p.SetSize(d.common.Width, d.common.Height)
 	p.used = p.conv.Tokens()
-	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
+	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView(), p.conv.ReplyControls())
 	loaded := "loaded " + p.model.Describe() + " in " + formatMillis(p.model.LoadTime)
 	switch {
 	case msg.openErr != nil:

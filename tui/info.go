@@ -60,9 +60,22 @@ func (p *chatPage) showText() string {
 		"max_tokens  " + maxTokens,
 		"thinking    " + p.thinkingState(),
 		"controller  " + controller,
+		"last reply  " + p.lastGoverned(),
 		"system      " + system,
 		"session     " + session,
 	}, "\n")
+}
+
+// lastGoverned says which controllers governed the last reply.
+func (p *chatPage) lastGoverned() string {
+	all := p.conv.ReplyControls()
+	switch {
+	case len(all) == 0:
+		return "none yet"
+	case all[len(all)-1] == nil:
+		return "under no controller"
+	}
+	return governedBy(all[len(all)-1])
 }
 
 // statsText describes the last reply's speed and size.

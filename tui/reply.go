@@ -10,6 +10,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // maxBatch bounds how many updates one tokensArrivedMsg carries.
@@ -198,7 +199,11 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 	case st.Reason == engine.StopHook:
 		note = "ended by the controller"
 	}
-	p.transcript.endReply(reply.Text, note)
+	var governed []sessions.ReplyControl
+	if all := p.conv.ReplyControls(); len(all) > 0 {
+		governed = all[len(all)-1]
+	}
+	p.transcript.endReply(reply.Text, note, governed)
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		text := msg.err.Error()
 		if full != nil {

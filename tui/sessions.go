@@ -99,7 +99,7 @@ func (p *chatPage) afterCleared(msg chatClearedMsg) {
 		return
 	}
 	p.used = p.conv.Tokens()
-	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
+	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView(), p.conv.ReplyControls())
 	p.notice.say(join("new conversation", savedAs(msg.saved)))
 }
 
@@ -163,7 +163,7 @@ func (p *chatPage) afterLoaded(msg sessionLoadedMsg) {
 // became of its model state and its controller.
 func (p *chatPage) showOpened(rep chatsession.Report, note, before string) {
 	p.used = p.conv.Tokens()
-	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView())
+	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView(), p.conv.ReplyControls())
 	if rep.New {
 		p.notice.say(join(before, "new session "+rep.Name))
 		return

@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // tokenMark is one generated token as the controller shaped it.
@@ -67,8 +69,9 @@ func renderTokens(st *Styles, marks []tokenMark, width int) string {
 }
 
 // overrides says how many of a reply's tokens the controller chose over
-// the model's top token ("" when none).
-func overrides(marks []tokenMark) string {
+// the model's top token ("" when none); outside the token view it says
+// where to see them.
+func overrides(marks []tokenMark, tokenView bool) string {
 	n := 0
 	for _, t := range marks {
 		if t.overrode {
@@ -78,7 +81,38 @@ func overrides(marks []tokenMark) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the controller overrode %d of %s (ctrl+t shows what the model wanted)", n, plural(len(marks), "token"))
+	text := fmt.Sprintf("the controller overrode %d of %s", n, plural(len(marks), "token"))
+	if !tokenView {
+		text += " (ctrl+t shows what the model wanted)"
+	}
+	return text
+}
+
+// governedBy says which controllers governed a reply, stretch by stretch
+// ("" when none did): "under regex [0-9]+", "under abc, then bang from
+// token 4".
+func governedBy(rc []sessions.ReplyControl) string {
+	var parts []string
+	for i, s := range rc {
+		what := "no controller"
+		switch {
+		case s.Fault != "":
+			what = "no controller after a fault (" + s.Fault + ")"
+		case s.Name != "":
+			what = s.Name
+			if s.Arg != "" {
+				what += " " + ansi.Truncate(strings.ReplaceAll(s.Arg, "\n", " "), 40, "…")
+			}
+		}
+		if i > 0 {
+			what += fmt.Sprintf(" from token %d", s.From)
+		}
+		parts = append(parts, what)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "under " + sanitize(strings.Join(parts, ", then "))
 }
 
 // tokenLegend explains the token view.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // TestTokenMarks: forced tokens carry no count, restricted ones the number
@@ -46,10 +47,31 @@ func TestOverrides(t *testing.T) {
 	if got, want := ansi.Strip(renderTokens(DefaultStyles(true), marks, 80)), `{²⟨Sure⟩"a"⁵:⟨⏎⟩`; got != want {
 		t.Errorf("token view %q, want %q", got, want)
 	}
-	if got, want := overrides(marks), "the controller overrode 2 of 3 tokens (ctrl+t shows what the model wanted)"; got != want {
+	if got, want := overrides(marks, false), "the controller overrode 2 of 3 tokens (ctrl+t shows what the model wanted)"; got != want {
 		t.Errorf("count %q, want %q", got, want)
 	}
-	if got := overrides(marks[1:2]); got != "" {
+	if got, want := overrides(marks, true), "the controller overrode 2 of 3 tokens"; got != want {
+		t.Errorf("in the token view: %q, want %q (no hint to open the view it is in)", got, want)
+	}
+	if got := overrides(marks[1:2], false); got != "" {
 		t.Errorf("no override: %q", got)
+	}
+}
+
+func TestGovernedBy(t *testing.T) {
+	for _, c := range []struct {
+		rc     []sessions.ReplyControl
+		want   string
+		reason string
+	}{
+		{nil, "", "no controller ran"},
+		{[]sessions.ReplyControl{{Name: "regex", Arg: "[0-9]+"}}, "under regex [0-9]+", "one controller, with its argument"},
+		{[]sessions.ReplyControl{{Name: "abc"}, {From: 4, Name: "bang"}}, "under abc, then bang from token 4", "a switch mid-reply"},
+		{[]sessions.ReplyControl{{Name: "json"}, {From: 12, Fault: "json: trapped"}}, "under json, then no controller after a fault (json: trapped) from token 12", "a fault"},
+		{[]sessions.ReplyControl{{}, {From: 3, Name: "ban", Arg: "[\"a\",\n\"b\"]"}}, `under no controller, then ban ["a", "b"] from token 3`, "none at first; an argument's newline shown as a space"},
+	} {
+		if got := governedBy(c.rc); got != c.want {
+			t.Errorf("%s: %q, want %q", c.reason, got, c.want)
+		}
 	}
 }

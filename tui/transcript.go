@@ -12,6 +12,7 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // entryKind is what a transcript entry shows.
@@ -32,9 +33,11 @@ type entry struct {
 	// marks are the reply's tokens as the controller shaped them (only
 	// for replies generated in this run).
 	marks []tokenMark
-	// note is shown under a reply that ended early.
-	note string
-	live bool // the reply being generated
+	// note is shown under a reply that ended early; governed says which
+	// controllers governed it, shown in the token view.
+	note     string
+	governed []sessions.ReplyControl
+	live     bool // the reply being generated
 	// opened says the prompt opened the reply's think block, so that the
 	// reply has only its </think>.
 	opened bool
@@ -130,18 +133,24 @@ func (t *transcript) add(kind entryKind, text string) {
 }
 
 // reset shows a conversation's messages (after /new or /load), marking
-// where the model's view starts when outOfView of them left it.
-func (t *transcript) reset(msgs []chat.Message, outOfView int) {
+// where the model's view starts when outOfView of them left it; controls
+// are the controllers of each reply (conversation.ReplyControls).
+func (t *transcript) reset(msgs []chat.Message, outOfView int, controls [][]sessions.ReplyControl) {
 	t.entries = nil
+	replies := 0
 	for _, m := range msgs {
-		kind := entryUser
+		e := &entry{kind: entryUser, text: m.Content, stale: true}
 		switch m.Role {
 		case "system":
-			kind = entrySystem
+			e.kind = entrySystem
 		case "assistant":
-			kind = entryAssistant
+			e.kind = entryAssistant
+			if replies < len(controls) {
+				e.governed = controls[replies]
+			}
+			replies++
 		}
-		t.entries = append(t.entries, &entry{kind: kind, text: m.Content, stale: true})
+		t.entries = append(t.entries, e)
 	}
 	t.markView(msgs, outOfView)
 	t.vp.GotoBottom()
@@ -213,10 +222,11 @@ func (t *transcript) applyUpdates(us []conversation.Update) {
 	t.refresh()
 }
 
-// endReply settles the live reply on its final text.
-func (t *transcript) endReply(text, note string) {
+// endReply settles the live reply on its final text, with the
+// controllers that governed it.
+func (t *transcript) endReply(text, note string, governed []sessions.ReplyControl) {
 	if e := t.live(); e != nil {
-		e.live, e.text, e.note, e.stale = false, text, note, true
+		e.live, e.text, e.note, e.governed, e.stale = false, text, note, governed, true
 		t.refresh()
 	}
 }
@@ -326,8 +336,11 @@ func (t *transcript) render(e *entry) string {
 	if e.note != "" {
 		out += "\n" + st.ReplyNote.Render("  "+e.note)
 	}
-	if o := overrides(e.marks); o != "" && !e.live {
+	if o := overrides(e.marks, t.tokenView); o != "" && !e.live {
 		out += "\n" + st.ReplyNote.Render("  "+o)
+	}
+	if g := governedBy(e.governed); t.tokenView && g != "" && !e.live {
+		out += "\n" + st.ReplyNote.Width(w).Render("  "+g)
 	}
 	return out
 }
