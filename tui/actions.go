@@ -107,8 +107,7 @@ func (p *chatPage) regenerate() tea.Cmd {
 		p.notice.fail(errors.New("there is no reply to regenerate"))
 		return nil
 	}
-	p.transcript.dropLastReply()
-	p.transcript.beginReply(p.opensThinking())
+	p.transcript.regenerating(p.opensThinking())
 	if p.switching != nil {
 		return p.queue(&queuedSend{regen: true})
 	}

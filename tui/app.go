@@ -73,7 +73,9 @@ func New(ctx context.Context, opt Options) *App {
 	if err != nil {
 		m.notice.fail(err)
 	}
-	m.models = newModelPage(c, m.notice, ctx, opt, hopt, m.work, newInput(c, hist, argNames(opt.Sessions, nil)))
+	modelInput := newInput(c, hist, argNames(opt.Sessions, nil))
+	modelInput.SetPlaceholder("a model folder, or a Hugging Face repo id")
+	m.models = newModelPage(c, m.notice, ctx, opt, hopt, m.work, modelInput)
 	m.layout()
 	return m
 }

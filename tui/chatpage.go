@@ -176,6 +176,10 @@ func (p *chatPage) onKey(k tea.KeyPressMsg) tea.Cmd {
 		p.transcript.toggleTokens()
 		return nil
 	case key.Matches(k, keys.Thinking):
+		if !p.transcript.hasThinking() {
+			p.notice.say("no reply here has a thinking block to show (models that think first, such as Qwen3, write one)")
+			return nil
+		}
 		p.transcript.toggleThinking()
 		return nil
 	case key.Matches(k, keys.Logs):

@@ -7,15 +7,23 @@ import (
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
+// How far the wrapped lines of /help, /show and /sessions are indented:
+// under the description, the value, the figures.
+const (
+	commandHang  = 26
+	showHang     = 12
+	sessionsHang = 23
+)
+
 // commandsText lists the slash commands (for /help and the help view); a
 // long usage puts its description on the next line.
 func commandsText() string {
-	const width = 24
+	const width = commandHang - 2
 	var lines []string
 	for _, c := range commandSpecs() {
 		usage := commandUsage(c)
 		if len(usage) > width {
-			lines = append(lines, usage, strings.Repeat(" ", width+2)+c.help)
+			lines = append(lines, usage, strings.Repeat(" ", commandHang)+c.help)
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("%-*s  %s", width, usage, c.help))
@@ -108,7 +116,7 @@ func sessionsText(store sessions.Store) string {
 			fmt.Fprintf(&b, "\n  %-20s unreadable: %v", s.Name, s.Err)
 			continue
 		}
-		fmt.Fprintf(&b, "\n  %-20s %3d turns %7s tokens  %s  %s", s.Name, s.Turns, thousands(s.Tokens), s.Updated.Local().Format("2006-01-02 15:04"), s.Model)
+		fmt.Fprintf(&b, "\n  %-20s %9s %7s tokens  %s  %s", s.Name, plural(s.Turns, "turn"), thousands(s.Tokens), s.Updated.Local().Format("2006-01-02 15:04"), s.Model)
 	}
 	return b.String()
 }

@@ -89,6 +89,9 @@ func (in *input) FullHelp(keys *KeyMap) string {
 	return h.View(keys)
 }
 
+// SetPlaceholder sets what the empty input shows.
+func (in *input) SetPlaceholder(s string) { in.ta.Placeholder = s }
+
 // Value is the text typed.
 func (in *input) Value() string { return in.ta.Value() }
 

@@ -37,7 +37,7 @@ func runLoad(p *chatPage, c command) tea.Cmd {
 }
 
 func runSessions(p *chatPage, _ command) tea.Cmd {
-	p.transcript.add(entryInfo, sessionsText(p.opt.Sessions))
+	p.transcript.addHanging(entryInfo, sessionsText(p.opt.Sessions), sessionsHang)
 	return nil
 }
 
@@ -85,7 +85,7 @@ func runThink(p *chatPage, c command) tea.Cmd {
 }
 
 func runShow(p *chatPage, _ command) tea.Cmd {
-	p.transcript.add(entryInfo, p.showText())
+	p.transcript.addHanging(entryInfo, p.showText(), showHang)
 	return nil
 }
 
@@ -118,7 +118,7 @@ func runStats(p *chatPage, _ command) tea.Cmd {
 }
 
 func runHelp(p *chatPage, _ command) tea.Cmd {
-	p.transcript.add(entryInfo, "commands (tab completes them; ? lists the keys too):\n"+commandsText())
+	p.transcript.addHanging(entryInfo, "commands (tab completes them; ? lists the keys too):\n"+commandsText(), commandHang)
 	return nil
 }
 

@@ -52,6 +52,17 @@ func (t *transcript) thinkingView(th chat.Thought, live bool) string {
 // answer is a reply without its think block (what /copy copies).
 func answer(text string) string { return chat.SplitThinking(text, false).Answer }
 
+// hasThinking reports whether a reply in the transcript has a think
+// block.
+func (t *transcript) hasThinking() bool {
+	for _, e := range t.entries {
+		if e.kind == entryAssistant && (e.opened || chat.SplitThinking(e.text, e.live).Block) {
+			return true
+		}
+	}
+	return false
+}
+
 // toggleThinking shows or folds the think blocks of the replies.
 func (t *transcript) toggleThinking() {
 	t.showThinking = !t.showThinking

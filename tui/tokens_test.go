@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
@@ -73,5 +74,40 @@ func TestGovernedBy(t *testing.T) {
 		if got := governedBy(c.rc); got != c.want {
 			t.Errorf("%s: %q, want %q", c.reason, got, c.want)
 		}
+	}
+}
+
+func TestHangWrap(t *testing.T) {
+	in := "model       tiny (llama 3 layers, hidden 64, 4/2 heads of 16, vocab 512)\nshort line"
+	got := hangWrap(in, 40, 12)
+	want := "model       tiny (llama 3 layers, hidden\n            64, 4/2 heads of 16, vocab\n            512)\nshort line"
+	if got != want {
+		t.Errorf("hangWrap:\n%s\nwant:\n%s", got, want)
+	}
+	if got := hangWrap(in, 40, 0); got != in {
+		t.Errorf("no hang: %q, want the text as it is", got)
+	}
+}
+
+// TestRegenKeepsItsPlace: a regenerated reply streams where the reply it
+// replaces was, not after the notices that followed it.
+func TestRegenKeepsItsPlace(t *testing.T) {
+	c := &Common{Styles: DefaultStyles(true), Keys: DefaultKeyMap(), Width: 80, Height: 24}
+	tr := newTranscript(c, "m")
+	tr.SetSize(80, 20)
+	tr.add(entryUser, "hi")
+	tr.beginReply(false)
+	tr.endReply("first", "", nil)
+	tr.add(entryInfo, "model  m")
+	if !tr.regenerating(false) {
+		t.Fatal("no reply to regenerate")
+	}
+	tr.endReply("second", "", nil)
+	var kinds []entryKind
+	for _, e := range tr.entries {
+		kinds = append(kinds, e.kind)
+	}
+	if !slices.Equal(kinds, []entryKind{entryUser, entryAssistant, entryInfo}) || tr.entries[1].text != "second" {
+		t.Errorf("entries after /regen: %v, reply %q", kinds, tr.entries[1].text)
 	}
 }

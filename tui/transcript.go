@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
@@ -44,8 +45,11 @@ type entry struct {
 	// viewMark marks the line under the messages the model no longer
 	// sees (transcript.markView).
 	viewMark bool
-	md       mdStream
-	out      string // the rendering, valid unless stale
+	// hang is how far an info entry's wrapped lines are indented, so
+	// that they line up under their value rather than at the margin.
+	hang int
+	md   mdStream
+	out  string // the rendering, valid unless stale
 	// stale marks out as out of date.
 	stale bool
 }
@@ -127,8 +131,12 @@ func (t *transcript) Update(msg tea.Msg) tea.Cmd {
 func (t *transcript) View() string { return t.vp.View() }
 
 // add appends an entry.
-func (t *transcript) add(kind entryKind, text string) {
-	t.entries = append(t.entries, &entry{kind: kind, text: text, stale: true})
+func (t *transcript) add(kind entryKind, text string) { t.addHanging(kind, text, 0) }
+
+// addHanging appends an entry whose long lines wrap with their
+// continuation indented by hang columns (a table of names and values).
+func (t *transcript) addHanging(kind entryKind, text string, hang int) {
+	t.entries = append(t.entries, &entry{kind: kind, text: text, hang: hang, stale: true})
 	t.refresh()
 }
 
@@ -203,10 +211,21 @@ func (t *transcript) beginReply(opened bool) {
 
 // live is the reply being generated, or nil.
 func (t *transcript) live() *entry {
-	if n := len(t.entries); n > 0 && t.entries[n-1].live {
-		return t.entries[n-1]
+	if i := t.liveAt(); i >= 0 {
+		return t.entries[i]
 	}
 	return nil
+}
+
+// liveAt is the index of the reply being generated, or -1. It is the
+// last entry, or, for a regeneration, where the reply it replaces was.
+func (t *transcript) liveAt() int {
+	for i := len(t.entries) - 1; i >= 0; i-- {
+		if t.entries[i].live {
+			return i
+		}
+	}
+	return -1
 }
 
 // applyUpdates streams tokens into the live reply.
@@ -235,26 +254,34 @@ func (t *transcript) endReply(text, note string, governed []sessions.ReplyContro
 // and the message too when there was one (else it was a regeneration, and
 // the reply it was to replace comes back from msgs).
 func (t *transcript) unsend(message bool, msgs []chat.Message) {
-	if t.live() != nil {
-		t.entries = t.entries[:len(t.entries)-1]
+	at := t.liveAt()
+	if at < 0 {
+		t.refresh()
+		return
 	}
-	if n := len(t.entries); message && n > 0 && t.entries[n-1].kind == entryUser {
-		t.entries = t.entries[:n-1]
-	} else if n := len(msgs); !message && n > 0 && msgs[n-1].Role == "assistant" {
-		t.entries = append(t.entries, &entry{kind: entryAssistant, text: msgs[n-1].Content, stale: true})
+	if n := len(msgs); !message && n > 0 && msgs[n-1].Role == "assistant" {
+		t.entries[at] = &entry{kind: entryAssistant, text: msgs[n-1].Content, stale: true}
+	} else {
+		t.entries = slices.Delete(t.entries, at, at+1)
+		if message && at > 0 && t.entries[at-1].kind == entryUser {
+			t.entries = slices.Delete(t.entries, at-1, at)
+		}
 	}
 	t.refresh()
 }
 
-// dropLastReply removes the last reply (before it is generated again).
-func (t *transcript) dropLastReply() {
+// regenerating makes the last reply the live one, emptied, where it
+// stands (notices after it stay after it); opened says the prompt opens
+// its think block. It reports false when there is no reply.
+func (t *transcript) regenerating(opened bool) bool {
 	for i := len(t.entries) - 1; i >= 0; i-- {
 		if t.entries[i].kind == entryAssistant {
-			t.entries = append(t.entries[:i], t.entries[i+1:]...)
-			break
+			t.entries[i] = &entry{kind: entryAssistant, live: true, opened: opened, stale: true}
+			t.refresh()
+			return true
 		}
 	}
-	t.refresh()
+	return false
 }
 
 // lastReply is the text of the last finished reply.
@@ -316,7 +343,7 @@ func (t *transcript) render(e *entry) string {
 	case entrySystem:
 		return st.SystemText.Width(w).Render("system prompt: " + text)
 	case entryInfo:
-		return st.Info.Width(w).Render(text)
+		return st.Info.Width(w).Render(hangWrap(text, w-st.Info.GetHorizontalFrameSize(), e.hang))
 	case entryError:
 		return st.Error.Width(w).Render(text)
 	}
@@ -355,6 +382,24 @@ func sanitize(s string) string {
 		}
 		return unicode.ReplacementChar
 	}, s)
+}
+
+// hangWrap wraps each line of s to width, indenting the continuation of a
+// wrapped line by hang columns (0: s as it is, for the style to wrap).
+func hangWrap(s string, width, hang int) string {
+	if hang <= 0 || width <= hang+10 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if ansi.StringWidth(l) <= width {
+			continue
+		}
+		first, rest, _ := strings.Cut(ansi.Wordwrap(l, width, " "), "\n")
+		rest = ansi.Wordwrap(strings.ReplaceAll(rest, "\n", " "), width-hang, " ")
+		lines[i] = first + "\n" + indent(rest, strings.Repeat(" ", hang))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // indent prefixes every line of s.

@@ -54,7 +54,7 @@ func (p *chatPage) helpView() string {
 		p.input.FullHelp(p.common.Keys),
 		"",
 		st.Title.Render("Commands"),
-		st.Subtle.Render(commandsText()),
+		st.Subtle.Render(hangWrap(commandsText(), p.common.Width, commandHang)),
 	}, "\n")
 }
 
