@@ -27,9 +27,10 @@ const maxReasonLines = 3
 // it describes it. The lines a successful start logged go to the log as
 // usual.
 func (d *Driver) SwitchTo(mod *Module, arg string) error {
-	doc, required, _ := mod.Describe()
-	if required && arg == "" {
-		return fmt.Errorf("controller %s needs an argument: %s", mod.Name, doc)
+	if arg == "" {
+		if doc, required, _ := mod.Describe(); required {
+			return fmt.Errorf("controller %s needs an argument: %s", mod.Name, doc)
+		}
 	}
 	if note := mod.notice.Swap(nil); note != nil && d.logf != nil {
 		d.logf(Log{Controller: mod.Name, Text: *note})
@@ -44,6 +45,7 @@ func (d *Driver) SwitchTo(mod *Module, arg string) error {
 		}
 	}
 	if err != nil {
+		doc, _, _ := mod.Describe()
 		return refusal(mod, err, lines, doc)
 	}
 	logf := d.logTo(mod)
