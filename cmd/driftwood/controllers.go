@@ -108,29 +108,58 @@ func (c *controllerFlags) register(fs *flag.FlagSet) {
 type controllerSet struct {
 	*controllers.Host
 
-	mu    sync.Mutex
-	fault *controllers.Log // the first refusal or fault, nil when none
+	errOut io.Writer
+	mu     sync.Mutex
+	fault  *controllers.Log // the first refusal or fault, nil when none
+	held   []string         // log lines held while holding (holdLogs)
+	hold   bool
 }
 
 // newControllerSet starts the controller host for m; log lines and faults
 // go to errOut, each line prefixed with the controller's name.
 func newControllerSet(m *chatopen.Loaded, dir string, errOut io.Writer) (*controllerSet, error) {
-	s := &controllerSet{}
+	s := &controllerSet{errOut: errOut}
 	host, err := controllers.NewHost(m.Tok, m.Weights.Config.VocabSize, controllers.HostOptions{Dirs: []string{dir}, CacheDir: controllers.DefaultCacheDir(), Log: func(l controllers.Log) {
-		if l.Fault {
-			s.mu.Lock()
-			if s.fault == nil {
-				s.fault = &l
-			}
-			s.mu.Unlock()
+		line := fmt.Sprintf("[controller %s] %s\n", l.Controller, l.Text)
+		s.mu.Lock()
+		if l.Fault && s.fault == nil {
+			s.fault = &l
 		}
-		fmt.Fprintf(errOut, "[controller %s] %s\n", l.Controller, l.Text)
+		if s.hold {
+			s.held = append(s.held, line)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		io.WriteString(errOut, line)
 	}})
 	if err != nil {
 		return nil, err
 	}
 	s.Host = host
 	return s, nil
+}
+
+// holdLogs holds the log lines from now on when they go to a terminal
+// (where the reply is likely drawn too: a line there would land inside
+// text the reply printer may have to erase), and returns the function
+// that prints them and stops holding.
+func (s *controllerSet) holdLogs() (release func()) {
+	if _, _, ok := terminalSize(s.errOut); !ok {
+		return func() {}
+	}
+	s.mu.Lock()
+	s.hold = true
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		held := s.held
+		s.hold, s.held = false, nil
+		s.mu.Unlock()
+		for _, line := range held {
+			io.WriteString(s.errOut, line)
+		}
+	}
 }
 
 // exitController is run's exit status when the reply was printed but a

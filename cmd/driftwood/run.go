@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -227,7 +226,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if cs != nil {
 		gen.Hook = cs.Driver
 	}
-	p := newPrinter(l, out, *asJSON)
+	p := newPrinter(l, out, *asJSON, cs)
 	seq := &engine.Sequence{Cache: cache}
 	prefixes := g.cfg.Prefixes()
 	var keep []int32
@@ -248,7 +247,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	fail := cs.failure()
-	if err := printStats(out, errOut, *asJSON, st, l, fail); err != nil {
+	if err := printStats(out, errOut, *asJSON, st, l, fail, p.text()); err != nil {
 		return err
 	}
 	if fail != nil {
@@ -323,105 +322,4 @@ func parseIDs(list string, vocab int) ([]int32, error) {
 		ids = append(ids, int32(n))
 	}
 	return ids, nil
-}
-
-// printer streams the reply as text, or as JSON lines.
-type printer struct {
-	l      *chatopen.Loaded
-	out    io.Writer
-	json   *json.Encoder
-	stream interface {
-		Add(int32) string
-		Flush() string
-	}
-}
-
-func newPrinter(l *chatopen.Loaded, out io.Writer, asJSON bool) *printer {
-	p := &printer{l: l, out: out}
-	if asJSON {
-		p.json = json.NewEncoder(out)
-		p.json.SetEscapeHTML(false)
-	}
-	if l.Tok != nil {
-		p.stream = l.Tok.NewStreamDecoder()
-	}
-	return p
-}
-
-// tokenLine is one line of `run --json`.
-type tokenLine struct {
-	ID        int32  `json:"id"`
-	Text      string `json:"text"`
-	Forced    bool   `json:"forced,omitempty"`
-	Backtrack int    `json:"backtrack,omitempty"`
-	// Wanted is the model's top token where the controller overrode it.
-	Wanted *int32 `json:"wanted,omitempty"`
-}
-
-func (p *printer) event(e engine.Event) error {
-	text := ""
-	if p.stream != nil && e.Token >= 0 {
-		text = p.stream.Add(e.Token)
-	}
-	if p.json != nil {
-		line := tokenLine{ID: e.Token, Text: text, Forced: e.Forced, Backtrack: e.Backtrack}
-		if e.Overrode {
-			line.Wanted = &e.Wanted
-		}
-		return p.json.Encode(line)
-	}
-	if p.stream == nil {
-		_, err := fmt.Fprintf(p.out, "%d ", e.Token)
-		return err
-	}
-	_, err := io.WriteString(p.out, text)
-	return err
-}
-
-func (p *printer) flush() {
-	if p.json == nil && p.stream != nil {
-		io.WriteString(p.out, p.stream.Flush()+"\n")
-	} else if p.json == nil {
-		io.WriteString(p.out, "\n")
-	}
-}
-
-// statsLine is the final line of `run --json`.
-type statsLine struct {
-	Stats struct {
-		PromptTokens int     `json:"prompt_tokens"`
-		PromptTPS    float64 `json:"prompt_tok_per_s"`
-		GenTokens    int     `json:"gen_tokens"`
-		GenTPS       float64 `json:"gen_tok_per_s"`
-		LoadSeconds  float64 `json:"load_s"`
-		Stop         string  `json:"stop"`
-		Backend      string  `json:"backend"`
-		// Seed is the sampler's seed: --seed with it reproduces the reply.
-		Seed uint64 `json:"seed"`
-		// Overrides counts the tokens the controller chose over the
-		// model's top token.
-		Overrides int `json:"overrides"`
-		// ControllerError is why the requested controller was refused or
-		// switched off during the reply ("NAME: reason"); absent when it
-		// constrained the whole reply.
-		ControllerError string `json:"controller_error,omitempty"`
-	} `json:"stats"`
-}
-
-// printStats prints the reply's stats; fail, when not nil, is the
-// controller's refusal or fault.
-func printStats(out, errOut io.Writer, asJSON bool, st engine.Stats, l *chatopen.Loaded, fail *controllerError) error {
-	if asJSON {
-		var s statsLine
-		s.Stats.PromptTokens, s.Stats.PromptTPS = st.PromptTokens, st.PromptRate()
-		s.Stats.GenTokens, s.Stats.GenTPS = st.GenTokens, st.GenRate()
-		s.Stats.LoadSeconds, s.Stats.Stop, s.Stats.Backend = l.LoadTime.Seconds(), string(st.Reason), l.Backend.Name()
-		s.Stats.Seed, s.Stats.Overrides = st.Seed, st.Overrides
-		if fail != nil {
-			s.Stats.ControllerError = fail.Controller + ": " + fail.Text
-		}
-		return json.NewEncoder(out).Encode(s)
-	}
-	_, err := fmt.Fprintf(errOut, "%v · seed %d · load %.2fs · %s\n", st, st.Seed, l.LoadTime.Seconds(), l.Backend.Name())
-	return err
 }
