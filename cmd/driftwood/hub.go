@@ -14,12 +14,15 @@ import (
 )
 
 // hubEnvHelp is the environment that the model commands read, shown in
-// their usage.
-const hubEnvHelp = `environment (as huggingface_hub reads it):
-  HF_HUB_CACHE    the cache folder (else $HF_HOME/hub, else ~/.cache/huggingface/hub)
+// their usage with the cache folder they use now.
+func hubEnvHelp() string {
+	return `environment (as huggingface_hub reads it):
+  HF_HUB_CACHE    the cache folder (else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub,
+                  else ~/.cache/huggingface/hub); here: ` + hub.DefaultCacheDir() + `
   HF_ENDPOINT     the hub (default https://huggingface.co)
   HF_TOKEN        token for gated and private repos
   HF_HUB_OFFLINE  1: never use the network`
+}
 
 // newHubFlags makes a flag set for a model command with its usage line.
 func newHubFlags(name, usage string, errOut io.Writer) *flag.FlagSet {
@@ -28,7 +31,7 @@ func newHubFlags(name, usage string, errOut io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood "+usage)
 		fs.PrintDefaults()
-		fmt.Fprintln(errOut, hubEnvHelp)
+		fmt.Fprintln(errOut, hubEnvHelp())
 	}
 	return fs
 }

@@ -50,8 +50,11 @@ func main() {
 func realMain(ctx context.Context, args []string, out, errOut io.Writer) int {
 	cmds := commands()
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		usage(errOut, cmds)
+		usage(out, cmds)
 		return 0
+	}
+	if asksHelp(args) {
+		errOut = out // help asked for is the output, so that | less shows it
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		// No sub-command: the chat, with its flags.
@@ -75,6 +78,20 @@ func realMain(ctx context.Context, args []string, out, errOut io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// asksHelp reports whether args ask for help (-h, -help or --help before
+// any "--").
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 func usage(w io.Writer, cmds map[string]command) {
