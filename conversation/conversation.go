@@ -84,6 +84,10 @@ type Conversation struct {
 	// controls are the controllers that governed each assistant message,
 	// in order (nil where none did, or where it is not known).
 	controls [][]sessions.ReplyControl
+	// replyIDs are the token ids each assistant message was generated
+	// as, in order (nil where not known): the prompt holds them rather
+	// than its text encoded again (chat.Template.EncodeReplies).
+	replyIDs [][]int32
 	dropped  int      // messages out of the model's view (OutOfView)
 	thinking *bool    // enable_thinking for the template; nil: its default
 	created  time.Time
@@ -234,7 +238,7 @@ func (c *Conversation) Clear() {
 	} else {
 		c.messages = nil
 	}
-	c.seeds, c.controls, c.dropped = nil, nil, 0
+	c.seeds, c.controls, c.replyIDs, c.dropped = nil, nil, nil, 0
 	c.created = time.Now().UTC()
 	c.kept = nil
 	c.truncate(0)
@@ -359,6 +363,7 @@ func (c *Conversation) generate(ctx context.Context, msgs []chat.Message, emit f
 	replies := c.replies()
 	c.seeds = append(c.seeds[:min(replies, len(c.seeds))], st.Seed)
 	c.controls = append(c.controls[:min(replies, len(c.controls))], c.governed())
+	c.replyIDs = append(c.replyIDs[:min(replies, len(c.replyIDs))], slices.Clip(reply))
 	c.messages = append(c.messages, chat.Message{Role: "assistant", Content: text})
 	if prefix != nil && restored == 0 {
 		if err := c.opt.Prefixes.Keep(c.seq, c.rt.Weights, c.rt.Tok.Fingerprint(), prefix); prefixErr == nil {

@@ -25,6 +25,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		Messages:             c.messages,
 		ReplySeeds:           c.ReplySeeds(),
 		ReplyControls:        c.savedControls(),
+		ReplyTokens:          c.savedReplyIDs(),
 		OutOfView:            c.dropped,
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
 		EnableThinking:       c.thinking,
@@ -53,6 +54,34 @@ func (c *Conversation) governed() []sessions.ReplyControl {
 		}
 	}
 	return nil
+}
+
+// savedReplyIDs are the replies' ids as a session stores them.
+func (c *Conversation) savedReplyIDs() [][]int32 {
+	out := make([][]int32, c.replies())
+	copy(out, c.replyIDs)
+	return out
+}
+
+// checkedReplyIDs are a session's reply ids that the conversation can
+// use: each an id of the model's vocabulary, and decoding to its reply's
+// text (else nil: that reply is encoded as text).
+func (c *Conversation) checkedReplyIDs(meta sessions.Meta) [][]int32 {
+	var replies []string
+	for _, m := range meta.Messages {
+		if m.Role == "assistant" {
+			replies = append(replies, m.Content)
+		}
+	}
+	vocab := int32(c.rt.Weights.Config.VocabSize)
+	out := make([][]int32, min(len(meta.ReplyTokens), len(replies)))
+	for i := range out {
+		ids := meta.ReplyTokens[i]
+		if !slices.ContainsFunc(ids, func(id int32) bool { return id < 0 || id >= vocab }) && c.rt.Tok.Decode(ids) == replies[i] {
+			out[i] = ids
+		}
+	}
+	return out
 }
 
 // savedControls is ReplyControls as a session stores it: nil when no
@@ -159,6 +188,7 @@ func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.messages = slices.Clone(meta.Messages)
 	c.seeds = slices.Clone(meta.ReplySeeds)
 	c.controls = slices.Clone(meta.ReplyControls)
+	c.replyIDs = c.checkedReplyIDs(meta)
 	c.dropped = meta.OutOfView
 	c.thinking = meta.EnableThinking
 	c.created = meta.Created

@@ -80,11 +80,24 @@ func inView(msgs []chat.Message, dropped int) []chat.Message {
 	return append(slices.Clip(msgs[:sys]), msgs[sys+dropped:]...)
 }
 
-// encode renders and tokenises what the model sees of msgs.
+// encode renders and tokenises what the model sees of msgs, each reply as
+// the ids it was generated as where they are known.
 func (c *Conversation) encode(msgs []chat.Message, dropped int, prompt bool) ([]int32, error) {
 	opt := c.renderOptions()
 	opt.AddGenerationPrompt = prompt
-	return c.rt.Template.Encode(c.rt.Tok, inView(msgs, dropped), opt)
+	view := inView(msgs, dropped)
+	replies := make([][]int32, len(view))
+	n, sys := 0, systemLen(msgs)
+	for i, m := range msgs {
+		if m.Role != "assistant" {
+			continue
+		}
+		if j := i - dropped; i >= sys+dropped && n < len(c.replyIDs) && j < len(view) {
+			replies[j] = c.replyIDs[n]
+		}
+		n++
+	}
+	return c.rt.Template.EncodeReplies(c.rt.Tok, view, opt, replies)
 }
 
 // renderOptions are the chat template's inputs besides the messages and

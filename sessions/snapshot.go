@@ -69,6 +69,11 @@ type Meta struct {
 	EnableThinking *bool `json:"enable_thinking,omitempty"`
 	// Controller is the active controller, if any.
 	Controller *Controller `json:"controller,omitempty"`
+	// ReplyTokens are, for each assistant message in order, the token ids
+	// it was generated as (absent where not known): the next prompt holds
+	// them rather than the message's text encoded again, which need not
+	// give them back.
+	ReplyTokens [][]int32 `json:"reply_tokens,omitempty"`
 	// ReplyControls says, for each assistant message in order, which
 	// controllers governed it (nil where not known, as in files written
 	// before it was kept, or where the reply ran with none).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
@@ -35,16 +36,30 @@ func (t *Template) RenderParts(msgs []Message, opt Options, specials []string) (
 	if err != nil {
 		return nil, err
 	}
-	marker := ""
-	for r := '\uFDD0'; r <= '\uFDEF'; r++ {
+	marks, err := t.freeMarks(plain, 1)
+	if err != nil {
+		return nil, err
+	}
+	return t.renderMarked(msgs, opt, specials, marks[0])
+}
+
+// freeMarks picks n noncharacters that the prompt plain does not hold,
+// to mark message text with.
+func (t *Template) freeMarks(plain string, n int) ([]string, error) {
+	var marks []string
+	for r := '\uFDD0'; r <= '\uFDEF' && len(marks) < n; r++ {
 		if !strings.ContainsRune(plain, r) {
-			marker = string(r)
-			break
+			marks = append(marks, string(r))
 		}
 	}
-	if marker == "" {
-		return nil, fmt.Errorf("chat template %s: the prompt contains every noncharacter U+FDD0..U+FDEF, so message text cannot be marked", t.name)
+	if len(marks) < n {
+		return nil, fmt.Errorf("chat template %s: the prompt contains the noncharacters U+FDD0..U+FDEF that mark message text", t.name)
 	}
+	return marks, nil
+}
+
+// renderMarked is RenderParts with the marker chosen.
+func (t *Template) renderMarked(msgs []Message, opt Options, specials []string, marker string) ([]Part, error) {
 	sorted := append([]string(nil), specials...)
 	sort.Slice(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
 	sanitize := func(s string) string {
@@ -128,6 +143,107 @@ func specialTexts(tok *tokenizer.Tokenizer) []string {
 		}
 	}
 	return out
+}
+
+// EncodeReplies is Encode, except that the content of msgs[i] is encoded
+// as replies[i] where that is not nil: the token ids the model generated
+// it as. Encoding a reply's text again need not give those ids back (a
+// character split across tokens, bytes that are not UTF-8, text that
+// tokenizes another way), and a conversation's KV cache holds the ids
+// generated. A content the template does not render as it is (a
+// reasoning block dropped from an earlier turn) is encoded as text.
+func (t *Template) EncodeReplies(tok *tokenizer.Tokenizer, msgs []Message, opt Options, replies [][]int32) ([]int32, error) {
+	if !slices.ContainsFunc(replies, func(ids []int32) bool { return ids != nil }) {
+		return t.Encode(tok, msgs, opt)
+	}
+	plain, err := t.render(msgs, opt, nil)
+	if err != nil {
+		return nil, err
+	}
+	marks, err := t.freeMarks(plain, 4)
+	if err != nil {
+		return nil, err
+	}
+	open, sep, end := marks[1], marks[2], marks[3]
+	wrapped := slices.Clone(msgs)
+	for i, ids := range replies {
+		if ids != nil && i < len(wrapped) {
+			wrapped[i].Content = open + strconv.Itoa(i) + sep + wrapped[i].Content + end
+		}
+	}
+	parts, err := t.renderMarked(wrapped, opt, specialTexts(tok), marks[0])
+	if err != nil {
+		return nil, err
+	}
+	s := splicer{tok: tok, msgs: msgs, replies: replies, open: open, sep: sep, end: end}
+	var out []int32
+	for _, p := range parts {
+		if p.Special {
+			id, ok := tok.TokenID(p.Text)
+			if !ok {
+				return nil, fmt.Errorf("chat template emitted %q, which is not a token of the tokenizer", p.Text)
+			}
+			out = append(out, id)
+			continue
+		}
+		out = s.encode(out, p.Text)
+	}
+	return out, nil
+}
+
+// splicer encodes a rendered text whose reply contents are marked
+// open INDEX sep CONTENT end.
+type splicer struct {
+	tok            *tokenizer.Tokenizer
+	msgs           []Message
+	replies        [][]int32
+	open, sep, end string
+}
+
+// encode appends text's ids to ids: a marked content rendered as it is
+// by its reply's ids, the rest (and markers the template cut apart) as
+// text.
+func (s splicer) encode(ids []int32, text string) []int32 {
+	for {
+		i := strings.Index(text, s.open)
+		if i < 0 {
+			break
+		}
+		ids = append(ids, s.tok.Encode(s.strip(text[:i]))...)
+		text = text[i+len(s.open):]
+		head, rest, okSep := strings.Cut(text, s.sep)
+		content, after, okEnd := strings.Cut(rest, s.end)
+		n, err := strconv.Atoi(head)
+		if !okSep || !okEnd || err != nil || n < 0 || n >= len(s.replies) || strings.Contains(content, s.open) {
+			// Not a whole marked content (the template cut it apart):
+			// what follows is text, without the index.
+			text = strings.TrimLeft(text, "0123456789")
+			continue
+		}
+		if content == s.msgs[n].Content && s.replies[n] != nil {
+			ids = append(ids, s.replies[n]...)
+		} else {
+			ids = append(ids, s.tok.Encode(s.strip(content))...)
+		}
+		text = after
+	}
+	return append(ids, s.tok.Encode(s.strip(text))...)
+}
+
+// strip removes the markers (and the indices after open) from text.
+func (s splicer) strip(text string) string {
+	for {
+		i := strings.Index(text, s.open)
+		if i < 0 {
+			break
+		}
+		j := i + len(s.open)
+		for j < len(text) && text[j] >= '0' && text[j] <= '9' {
+			j++
+		}
+		text = text[:i] + text[j:]
+	}
+	return strings.NewReplacer(s.sep, "", s.end, "").Replace(text)
 }
 
 // Encode renders msgs and encodes the prompt with EncodeParts: the ids a
