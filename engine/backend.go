@@ -96,5 +96,5 @@ type ContextFullError struct {
 }
 
 func (e *ContextFullError) Error() string {
-	return fmt.Sprintf("context window full: %d tokens held + %d new > window of %d (start a new conversation or raise the context size)", e.Have, e.Adding, e.Window)
+	return fmt.Sprintf("context window full: %d tokens held + %d new > window of %d", e.Have, e.Adding, e.Window)
 }

@@ -36,9 +36,24 @@ func TestFolderFlagNames(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ cmd, name string }{{"sessions", "sessions-dir"}, {"controllers", "controllers-dir"}} {
-		_, errOut, _ := runCLI(t, c.cmd, "-h")
-		if !strings.Contains(errOut, "-"+c.name+" string") || !strings.Contains(errOut, "the same as --"+c.name) {
-			t.Errorf("%s -h does not give --%s with --dir as its alias:\n%s", c.cmd, c.name, errOut)
+		out, _, _ := runCLI(t, c.cmd, "-h")
+		if !strings.Contains(out, "-"+c.name+" string") || !strings.Contains(out, "the same as --"+c.name) {
+			t.Errorf("%s -h does not give --%s with --dir as its alias:\n%s", c.cmd, c.name, out)
 		}
+	}
+}
+
+// TestHelpOnStdout: help asked for is the output (so that `driftwood
+// --help | less` shows it); a wrong flag still goes to stderr.
+func TestHelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}, {"run", "-h"}, {"sessions", "--help"}, {"pull", "-h"}} {
+		out, errOut, code := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, "usage: driftwood") || errOut != "" {
+			t.Errorf("%q: exit %d, stdout %d bytes, stderr %q", args, code, len(out), errOut)
+		}
+	}
+	out, errOut, code := runCLI(t, "run", "--bogus")
+	if code == 0 || out != "" || !strings.Contains(errOut, "flag provided but not defined: -bogus") {
+		t.Errorf("a wrong flag: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -8,13 +8,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/engine"
-	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
@@ -39,8 +37,12 @@ func newGenFlags(name string, errOut io.Writer) *genFlags {
 	g := &genFlags{fs: flag.NewFlagSet("driftwood "+name, flag.ContinueOnError), cfg: config.Default()}
 	g.fs.SetOutput(errOut)
 	d := g.cfg
+	g.fs.Usage = func() {
+		fmt.Fprintf(g.fs.Output(), "usage: driftwood %s [flags]\n", name)
+		g.fs.PrintDefaults()
+	}
 	g.fs.StringVar(&g.configPath, "config", config.Path(), "configuration file")
-	g.fs.StringVar(&g.model, "model", d.Model, "model folder")
+	g.fs.StringVar(&g.model, "model", d.Model, "model folder or Hugging Face repo id (downloaded first when not cached)")
 	g.fs.IntVar(&g.threads, "threads", d.Threads, "CPU threads (0: one per core)")
 	g.fs.StringVar(&g.backend, "backend", d.Backend, "cpu, mlx or auto (MLX when libmlxc loads and has a GPU)")
 	g.fs.StringVar(&g.mlxLib, "mlx-lib", d.MLXLibrary, "libmlxc path (default: $DRIFTWOOD_MLXC, then the usual places)")
@@ -120,7 +122,7 @@ func (g *genFlags) needModel() error {
 // openOptions says how to open the model the flags name.
 func (g *genFlags) openOptions(errOut io.Writer) chatopen.Options {
 	return chatopen.Options{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.threads, g.mlxLib, errOut),
-		TokenizerCache: chatopen.DefaultTokenizerCache()}
+		TokenizerCache: chatopen.DefaultTokenizerCache(), Note: func(s string) { fmt.Fprintln(errOut, "note: "+s) }}
 }
 
 // samplingSet reports whether any sampling flag was given.
@@ -201,47 +203,26 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 			}
 		}
 	}
-	if inSession {
-		if err := runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: target.Name, prompt: *prompt, system: *system, ignoreEOS: *ignoreEOS, think: think}, out, errOut); err != nil {
-			return err
-		}
-		if fail := cs.failure(); fail != nil {
-			return fail
-		}
-		return nil
-	}
-	ids, err := promptTokens(l, *prompt, *promptIDs, *useChat, *system, think)
-	if err != nil {
-		return err
-	}
-	cache, err := l.Backend.NewCache(l.Window(g.context))
-	if err != nil {
-		return err
-	}
-	defer cache.Close()
-	gen := l.Generator(g.sampling, g.maxTokens)
-	if *ignoreEOS {
-		gen.StopTokens = nil
-	}
-	if cs != nil {
-		gen.Hook = cs.Driver
-	}
 	p := newPrinter(l, out, *asJSON, cs)
-	seq := &engine.Sequence{Cache: cache}
-	prefixes := g.cfg.Prefixes()
-	var keep []int32
-	if *useChat && *promptIDs == "" && prefixes != nil {
-		keep = fromPrefix(l, prefixes, seq, *system, ids, errOut)
-	}
-	st, err := gen.Generate(ctx, seq, ids[len(seq.Tokens):], p.event)
-	p.flush()
-	if keep != nil {
-		if err := prefixes.Keep(seq, l.Weights, l.Tok.Fingerprint(), keep); err != nil {
-			fmt.Fprintf(errOut, "note: %v\n", err)
-		}
+	var st engine.Stats
+	switch {
+	case inSession:
+		st, err = runSession(ctx, sessionRun{g: g, l: l, cs: cs, cf: cf, store: store, name: target.Name, prompt: *prompt, system: *system, ignoreEOS: *ignoreEOS, think: think}, p, errOut)
+	case *useChat && *promptIDs == "":
+		st, err = runChat(ctx, chatRun{g: g, l: l, cs: cs, prompt: *prompt, system: *system, ignoreEOS: *ignoreEOS, think: think}, p, errOut)
+	default:
+		st, err = runRaw(ctx, g, l, cs, *prompt, *promptIDs, *ignoreEOS, p)
 	}
 	if errors.Is(err, context.Canceled) {
 		err = nil // Ctrl-C stops the reply; what was produced stays printed
+	}
+	var full *engine.ContextFullError
+	if errors.As(err, &full) {
+		most := ""
+		if n := l.Window(0); n > 0 {
+			most = fmt.Sprintf(" (this model takes up to %d tokens)", n)
+		}
+		return fmt.Errorf("%w: give a larger --context%s, a shorter prompt or a lower --max-tokens", err, most)
 	}
 	if err != nil {
 		return err
@@ -256,60 +237,44 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	return nil
 }
 
-// promptTokens turns the prompt flags into token ids; think is the
-// template's enable_thinking (nil: unset).
-func promptTokens(l *chatopen.Loaded, text, idList string, useChat bool, system string, think *bool) ([]int32, error) {
+// runRaw replies to a prompt given as text (with the tokenizer's special
+// tokens around it, no chat template) or as token ids.
+func runRaw(ctx context.Context, g *genFlags, l *chatopen.Loaded, cs *controllerSet, text, idList string, ignoreEOS bool, p *printer) (engine.Stats, error) {
+	ids, err := promptTokens(l, text, idList)
+	if err != nil {
+		return engine.Stats{}, err
+	}
+	cache, err := l.Backend.NewCache(l.Window(g.context))
+	if err != nil {
+		return engine.Stats{}, err
+	}
+	defer cache.Close()
+	gen := l.Generator(g.sampling, g.maxTokens)
+	if ignoreEOS {
+		gen.StopTokens = nil
+	}
+	if cs != nil {
+		gen.Hook = cs.Driver
+	}
+	st, err := gen.Generate(ctx, &engine.Sequence{Cache: cache}, ids, p.event)
+	p.flush()
+	return st, err
+}
+
+// promptTokens turns the prompt flags of a reply without the chat
+// template into token ids.
+func promptTokens(l *chatopen.Loaded, text, idList string) ([]int32, error) {
 	if idList != "" {
 		return parseIDs(idList, l.Weights.Config.VocabSize)
 	}
 	if err := l.NeedTokenizer(); err != nil {
 		return nil, err
 	}
-	if !useChat {
-		// The special tokens the tokenizer's post-processor puts around a
-		// text (Llama's and Mistral's BOS, none for Qwen), as Hugging Face
-		// tokenizers do, not config.json's bos_token_id, which Qwen sets
-		// without using it.
-		return l.Tok.AddSpecialTokens(l.Tok.Encode(text)), nil
-	}
-	if l.Template == nil {
-		return nil, fmt.Errorf("model %s has no chat template in tokenizer_config.json", l.Weights.Dir)
-	}
-	msgs := append(systemMessage(system), chat.Message{Role: "user", Content: text})
-	return l.Template.Encode(l.Tok, msgs, chat.Options{AddGenerationPrompt: true, Now: runStart, EnableThinking: think})
-}
-
-// runStart is the time a run's chat template prints, the same for the
-// prompt and its shared prefix.
-var runStart = time.Now()
-
-// systemMessage is the system prompt as the start of a conversation
-// (none for "").
-func systemMessage(system string) []chat.Message {
-	if system == "" {
-		return nil
-	}
-	return []chat.Message{{Role: "system", Content: system}}
-}
-
-// fromPrefix starts seq, empty, from the prefix cache when the chat
-// prompt ids begin with a cached system prompt and template headers. It
-// returns the shared prefix to keep after the reply when it was not
-// cached (nil: nothing to keep), and says on errOut why an entry could
-// not be used.
-func fromPrefix(l *chatopen.Loaded, prefixes *sessions.Prefixes, seq *engine.Sequence, system string, ids []int32, errOut io.Writer) []int32 {
-	prefix, err := l.Template.SharedPrefix(l.Tok, systemMessage(system), chat.Options{Now: runStart})
-	if err != nil {
-		return nil
-	}
-	n, err := prefixes.Restore(seq, l.Weights, l.Tok.Fingerprint(), prefix, ids)
-	if err != nil {
-		fmt.Fprintf(errOut, "note: %v\n", err)
-	}
-	if n > 0 {
-		return nil
-	}
-	return prefix
+	// The special tokens the tokenizer's post-processor puts around a
+	// text (Llama's and Mistral's BOS, none for Qwen), as Hugging Face
+	// tokenizers do, not config.json's bos_token_id, which Qwen sets
+	// without using it.
+	return l.Tok.AddSpecialTokens(l.Tok.Encode(text)), nil
 }
 
 func parseIDs(list string, vocab int) ([]int32, error) {

@@ -201,7 +201,7 @@ func TestPromptSpecialTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := &chatopen.Loaded{Tok: tok, Weights: &engine.Model{Config: &engine.Config{BOSTokenID: &bos, VocabSize: 200000}}}
-		ids, err := promptTokens(l, "hello", "", false, "", nil)
+		ids, err := promptTokens(l, "hello", "")
 		if err != nil {
 			t.Fatal(err)
 		}

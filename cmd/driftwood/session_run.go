@@ -10,6 +10,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/conversation"
+	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -49,16 +50,11 @@ type sessionRun struct {
 }
 
 // runSession continues the session (or starts it), replies to the prompt
-// and saves it, also when the reply was cut short by Ctrl-C.
-func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error {
-	var ctl conversation.Controller // nil, not a nil *Host, without controllers
-	if r.cs != nil {
-		ctl = r.cs.Host
-	}
-	conv, err := r.l.Chat(chatopen.ChatOptions{Context: r.g.context, Sampler: r.g.sampling, MaxTokens: r.g.maxTokens,
-		Controller: ctl, Prefixes: r.g.cfg.Prefixes(), IgnoreEOS: r.ignoreEOS})
+// through p and saves it, also when the reply was cut short by Ctrl-C.
+func runSession(ctx context.Context, r sessionRun, p *printer, errOut io.Writer) (engine.Stats, error) {
+	conv, err := newConversation(r.g, r.l, r.cs, "", r.ignoreEOS)
 	if err != nil {
-		return err
+		return engine.Stats{}, err
 	}
 	defer conv.Close()
 	// The session is held from before it is read until after it is
@@ -68,7 +64,7 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 		Waiting: func(b *sessions.BusyError) { fmt.Fprintf(errOut, "%v; waiting up to %s…\n", b, sessionPatience) }}
 	c, rep, err := chatsession.Open(conv, opt, r.name)
 	if err != nil {
-		return err
+		return engine.Stats{}, err
 	}
 	defer c.Close()
 	reportOpen(rep, errOut)
@@ -76,28 +72,68 @@ func runSession(ctx context.Context, r sessionRun, out, errOut io.Writer) error 
 		conv.SetSystem(r.system)
 	} else if r.g.samplingSet() {
 		if err := conv.SetSampler(r.g.sampling); err != nil {
-			return err
+			return engine.Stats{}, err
 		}
 	}
 	if r.think != nil {
 		conv.SetThinking(r.think)
 	}
-	turn, err := c.Send(ctx, r.prompt, func(u conversation.Update) error {
-		_, werr := io.WriteString(out, u.Delta)
-		return werr
-	})
-	fmt.Fprintln(out)
+	turn, err := c.Send(ctx, r.prompt, func(u conversation.Update) error { return p.event(u.Event) })
+	p.flush()
 	if comp := turn.Compaction; comp != nil {
 		fmt.Fprintf(errOut, "note: to make room, the oldest %d messages left the model's view (%d → %d tokens); the session keeps them\n", comp.Messages, comp.Before, comp.After)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		return errors.Join(err, turn.SaveErr)
+		return turn.Stats, errors.Join(err, turn.SaveErr)
 	}
 	if turn.SaveErr != nil {
-		return turn.SaveErr
+		return turn.Stats, turn.SaveErr
 	}
-	fmt.Fprintf(errOut, "%v · saved session %s (%d tokens)\n", turn.Stats, c.Name(), conv.Tokens())
-	return nil
+	fmt.Fprintf(errOut, "saved session %s (%d tokens)\n", c.Name(), conv.Tokens())
+	return turn.Stats, err
+}
+
+// newConversation starts a conversation on l with the flags' settings,
+// the controllers of cs (none when nil) and the prefix cache.
+func newConversation(g *genFlags, l *chatopen.Loaded, cs *controllerSet, system string, ignoreEOS bool) (*conversation.Conversation, error) {
+	var ctl conversation.Controller // nil, not a nil *Host, without controllers
+	if cs != nil {
+		ctl = cs.Host
+	}
+	return l.Chat(chatopen.ChatOptions{Context: g.context, Sampler: g.sampling, MaxTokens: g.maxTokens, System: system,
+		Controller: ctl, Prefixes: g.cfg.Prefixes(), IgnoreEOS: ignoreEOS})
+}
+
+// chatRun is one `run --chat`: a new conversation of one turn, saved
+// nowhere, starting from the prefix cache.
+type chatRun struct {
+	g              *genFlags
+	l              *chatopen.Loaded
+	cs             *controllerSet
+	prompt, system string
+	ignoreEOS      bool
+	think          *bool
+}
+
+// runChat replies to the prompt in the model's chat template, through p.
+func runChat(ctx context.Context, r chatRun, p *printer, errOut io.Writer) (engine.Stats, error) {
+	if err := r.l.CanChat(); err != nil {
+		return engine.Stats{}, err
+	}
+	conv, err := newConversation(r.g, r.l, r.cs, r.system, r.ignoreEOS)
+	if err != nil {
+		return engine.Stats{}, err
+	}
+	defer conv.Close()
+	if r.think != nil {
+		conv.SetThinking(r.think)
+	}
+	reply, err := conv.Send(ctx, r.prompt, func(u conversation.Update) error { return p.event(u.Event) })
+	p.flush()
+	if reply.PrefixErr != nil {
+		fmt.Fprintf(errOut, "note: %v\n", reply.PrefixErr)
+	}
+	return reply.Stats, err
 }
 
 // reportOpen says on errOut what restoring the session did.
