@@ -40,6 +40,28 @@ func (m *Module) Describe() (doc string, required bool, err error) {
 	return m.argDoc, m.argNeeded, m.argErr
 }
 
+// Argument describes the argument entry e's controller takes in one line
+// for people ("required: a Go regular expression, …", "optional: …",
+// "(not described)", or why it could not be asked), and whether an
+// empty argument is refused. It compiles the module first when it has
+// not been (a second or so): listings call it off their UI goroutine.
+func (r *Registry) Argument(e Entry) (line string, required bool) {
+	mod, err := r.Load(e)
+	if err != nil {
+		return "(does not load: " + err.Error() + ")", false
+	}
+	doc, required, err := mod.Describe()
+	switch {
+	case err != nil:
+		return "(" + err.Error() + ")", false
+	case doc == "":
+		return "(not described)", false
+	case required:
+		return "required: " + doc, true
+	}
+	return "optional: " + doc, false
+}
+
 // describe runs dw_describe on an instance of its own.
 func (rt *Runtime) describe(m *Module) (doc string, required bool, err error) {
 	in, wi, err := rt.instantiate(m, noVocab, nil)

@@ -122,7 +122,7 @@ func (p *chatPage) openControllerPicker() tea.Cmd {
 		return nil
 	}
 	p.picker = newPicker(p.common, pickController, "Switch the controller (it applies from the next token)", items)
-	return nil
+	return p.host.describe(p.ctx.Done(), p.work)
 }
 
 // openSessionPicker lists the sessions to load.

@@ -327,4 +327,14 @@ func TestControllerPicker(t *testing.T) {
 	if screen := plain(s.screen); !strings.Contains(screen, "abc") || !strings.Contains(screen, filepath.Join("controllers", "abc.wat")) {
 		t.Errorf("picker:\n%s", screen)
 	}
+	// Each controller says what argument it takes; one that needs an
+	// argument is not switched to without it: the input asks for it.
+	c.wait("the descriptions", func(s snapshot) bool { return strings.Contains(plain(s.screen), "required: a word") })
+	c.tm.Type("/needy")
+	c.key(enter)
+	c.key(enter)
+	s = c.wait("the input to ask for the argument", func(s snapshot) bool { return !s.picker && s.input == "/controller needy " })
+	if !strings.Contains(s.notice, "needy takes an argument (a word)") || s.controller != "" {
+		t.Errorf("notice %q, controller %q", s.notice, s.controller)
+	}
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
@@ -128,6 +129,12 @@ func (p *chatPage) Update(msg tea.Msg) tea.Cmd {
 		return p.onLog(msg)
 	case controllerSwitchedMsg:
 		return p.onSwitched(msg)
+	case controllersDescribedMsg:
+		p.host.args = msg
+		if p.picker != nil && p.picker.is(pickController) {
+			p.picker.setItems(p.host.pickItems())
+		}
+		return nil
 	case sessionSavedMsg:
 		p.afterSaved(msg)
 		return nil
@@ -212,6 +219,12 @@ func (p *chatPage) onPickerKey(k tea.KeyPressMsg) tea.Cmd {
 	controller := p.picker.is(pickController)
 	p.picker = nil
 	if controller {
+		if arg, ok := p.host.args[chosen.value]; ok && arg.required {
+			// Refused without one: the user types it after the name.
+			p.input.SetValue("/controller " + chosen.value + " ")
+			p.notice.say(chosen.value + " takes an argument (" + strings.TrimPrefix(arg.line, "required: ") + "): type it and press enter")
+			return nil
+		}
 		return p.switchController(chosen.value, "")
 	}
 	return p.load(chosen.value)

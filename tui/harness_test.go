@@ -64,6 +64,13 @@ func testControllers() map[string]string {
     (global.set $steps (i32.add (global.get $steps) (i32.const 1)))
     (if (result i32) (i32.le_u (global.get $steps) (i32.const 4))
       (then (i32.const 1024)) (else (i32.const 1056)))))`,
+		// needy says it needs an argument, a word.
+		"needy": `(module` + watPrelude + `
+  (data (i32.const 3000) "\01\00\00\00\c8\0b\00\00\06\00\00\00")
+  (data (i32.const 3016) "a word")
+  (func (export "dw_describe") (result i32) (i32.const 3000))
+  (func (export "dw_init") (param i32 i32) (result i32) (i32.const 0))
+  (func (export "dw_step") (param i32 i32) (result i32) (i32.const 0)))`,
 		// picky refuses every argument at its start.
 		"picky": `(module` + watPrelude + `
   (func (export "dw_init") (param i32 i32) (result i32) (i32.const 1))

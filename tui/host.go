@@ -28,6 +28,9 @@ type controllerHost struct {
 	// pace, when set (tests), runs before each switch: a test holds a
 	// switch under way.
 	pace func()
+	// args are what the controllers said of their arguments (UI
+	// goroutine only).
+	args controllersDescribedMsg
 }
 
 // newControllerHost starts the controllers for model m.
@@ -79,15 +82,50 @@ func (h *controllerHost) names() []string {
 	return out
 }
 
-// pickItems lists the controllers to switch to, for the picker.
+// pickItems lists the controllers to switch to, for the picker, with
+// the arguments they take where described already (describe finds the
+// rest).
 func (h *controllerHost) pickItems() []pickItem {
 	var items []pickItem
 	for _, e := range h.Registry.List() {
 		if e.Used { // a file that overrides a shipped controller hides it
-			items = append(items, pickItem{title: e.Name, desc: e.Source(), value: e.Name})
+			items = append(items, pickItem{title: e.Name, desc: join(h.args[e.Name].line, e.Source()), value: e.Name})
 		}
 	}
 	return items
+}
+
+// argument is what a controller says of its argument (Registry.Argument).
+type argument struct {
+	line     string
+	required bool
+}
+
+// controllersDescribedMsg carries what the controllers say of their
+// arguments.
+type controllersDescribedMsg map[string]argument
+
+// describe asks every controller the picker offers what argument it
+// takes (a controller never used yet is compiled first), until done
+// ends; work runs it off the UI goroutine as work the chat's close waits
+// for.
+func (h *controllerHost) describe(done <-chan struct{}, work func(func() tea.Msg) tea.Cmd) tea.Cmd {
+	entries := h.Registry.List()
+	return work(func() tea.Msg {
+		out := controllersDescribedMsg{}
+		for _, e := range entries {
+			select {
+			case <-done:
+				return nil
+			default:
+			}
+			if e.Used {
+				line, required := h.Registry.Argument(e)
+				out[e.Name] = argument{line: line, required: required}
+			}
+		}
+		return out
+	})
 }
 
 // close stops the controllers.

@@ -82,5 +82,14 @@ func (p *picker) Update(msg tea.Msg) (*pickItem, tea.Cmd) {
 	return nil, cmd
 }
 
+// setItems replaces the choices, keeping the one selected.
+func (p *picker) setItems(items []pickItem) {
+	li := make([]list.Item, len(items))
+	for i, it := range items {
+		li[i] = it
+	}
+	p.list.SetItems(li)
+}
+
 // View draws the list.
 func (p *picker) View() string { return p.list.View() }

@@ -68,29 +68,11 @@ func listControllers(out io.Writer, reg *controllers.Registry, dir string) {
 		if !e.Used {
 			used, from = "no", from+", overridden by the "+e.Name+" above"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.Name, used, from, argumentOf(reg, e))
+		arg, _ := reg.Argument(e)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.Name, used, from, arg)
 	}
 	w.Flush()
 	fmt.Fprintf(out, "A NAME.wasm or NAME.wat in %s is used instead of the shipped NAME.\n", dir)
-}
-
-// argumentOf says in one line what argument the controller of e takes,
-// as it describes it (Module.Describe), or why that is not known.
-func argumentOf(reg *controllers.Registry, e controllers.Entry) string {
-	mod, err := reg.Load(e)
-	if err != nil {
-		return "(does not load: " + err.Error() + ")"
-	}
-	doc, required, err := mod.Describe()
-	switch {
-	case err != nil:
-		return "(" + err.Error() + ")"
-	case doc == "":
-		return "(not described)"
-	case required:
-		return "required: " + doc
-	}
-	return "optional: " + doc
 }
 
 // controllerFlags are the flags that pick a controller for a reply.
