@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -157,6 +158,16 @@ func TestCompaction(t *testing.T) {
 	s = c.wait("the compaction", func(s snapshot) bool {
 		return strings.Contains(s.notice, "left the model's view") && strings.Contains(s.notice, "stays in the cache")
 	})
+	// The figures count the same thing: what the model holds of the
+	// conversation (the notice's also counts the end of the last reply,
+	// which the model has not read yet).
+	var before, after int
+	if _, err := fmt.Sscanf(s.notice[strings.Index(s.notice, ": ")+2:], "%d → %d tokens", &before, &after); err != nil {
+		t.Fatalf("notice %q: %v", s.notice, err)
+	}
+	if after < s.used || after > s.used+2 {
+		t.Errorf("/compact says %d → %d tokens, the status bar %d", before, after, s.used)
+	}
 	m, _ := c.finalScreen()
 	messages, outOfView, used := len(m.chat.conv.Messages()), m.chat.conv.OutOfView(), m.chat.conv.Tokens()
 	if outOfView == 0 || outOfView >= messages {
