@@ -88,8 +88,8 @@ type Conversation struct {
 	// as, in order (nil where not known): the prompt holds them rather
 	// than its text encoded again (chat.Template.EncodeReplies).
 	replyIDs [][]int32
-	dropped  int      // messages out of the model's view (OutOfView)
-	thinking *bool    // enable_thinking for the template; nil: its default
+	dropped  int   // messages out of the model's view (OutOfView)
+	thinking *bool // enable_thinking for the template; nil: its default
 	created  time.Time
 	// changes counts the changes a session records (Changes).
 	changes uint64

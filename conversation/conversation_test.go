@@ -277,15 +277,7 @@ func TestFreshSeeds(t *testing.T) {
 		t.Errorf("seed %d gave %v, the reply was %v", seeds[0], got, again)
 	}
 	tokens(t, c, "More")
-	store := sessions.Store{Dir: t.TempDir()}
-	if err := saveAs(t, c, store, "s"); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := store.Open("s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
+	snap := saved(t, c)
 	e, _ := New(m, Options{Window: 512, Sampler: hot, MaxTokens: 16})
 	if err := e.Restore(snap); err != nil {
 		t.Fatal(err)
@@ -296,6 +288,21 @@ func TestFreshSeeds(t *testing.T) {
 }
 
 // saveAs saves c as session name, claiming it for the save.
+// saved saves c as a session in a folder of the test's and opens it.
+func saved(t *testing.T, c *Conversation) *sessions.Snapshot {
+	t.Helper()
+	store := sessions.Store{Dir: t.TempDir()}
+	if err := saveAs(t, c, store, "s"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := store.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { snap.Close() })
+	return snap
+}
+
 func saveAs(t *testing.T, c *Conversation, store sessions.Store, name string) error {
 	t.Helper()
 	claim, err := store.Claim(name)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"testing"
-
-	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // TestRepliesKeepTheirIDs: the next prompt holds each reply as the ids it
@@ -53,17 +51,8 @@ func TestRepliesKeepTheirIDs(t *testing.T) {
 		t.Fatal("no reply encodes to other ids than it was generated as: the test shows nothing")
 	}
 
-	store := sessions.Store{Dir: t.TempDir()}
-	if err := saveAs(t, c, store, "s"); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := store.Open("s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
 	b := newConv()
-	if err := b.Restore(snap); err != nil {
+	if err := b.Restore(saved(t, c)); err != nil {
 		t.Fatal(err)
 	}
 	send(b, "Once more")
