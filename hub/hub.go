@@ -2,8 +2,8 @@
 // the Hugging Face hub into it.
 //
 // The cache is the one huggingface_hub, huggingface-cli and mlx-lm use
-// ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub), written
-// with the same layout (see cache.go), so a model downloaded by any of them is
+// ($HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub,
+// else ~/.cache/huggingface/hub), written with the same layout (see cache.go), so a model downloaded by any of them is
 // found by Resolve, and a model pulled here is found by them.
 //
 // A model is named by a local folder (one with config.json) or by a repo id,

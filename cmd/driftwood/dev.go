@@ -18,8 +18,13 @@ import (
 
 // cmdDev holds developer tools.
 func cmdDev(ctx context.Context, args []string, out, errOut io.Writer) error {
+	const usage = "usage: driftwood dev gen-model --shape SHAPE --dtype DTYPE --out DIR"
+	if len(args) > 0 && asksHelp(args[:1]) {
+		fmt.Fprintln(errOut, usage)
+		return flag.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "gen-model" {
-		return errors.New("usage: driftwood dev gen-model --shape SHAPE --dtype DTYPE --out DIR")
+		return errors.New(usage)
 	}
 	return cmdGenModel(args[1:], out, errOut)
 }
@@ -27,6 +32,10 @@ func cmdDev(ctx context.Context, args []string, out, errOut io.Writer) error {
 func cmdGenModel(args []string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("driftwood dev gen-model", flag.ContinueOnError)
 	fs.SetOutput(errOut)
+	fs.Usage = func() {
+		fmt.Fprintln(errOut, "usage: driftwood dev gen-model [flags]")
+		fs.PrintDefaults()
+	}
 	var shapes []string
 	for s := range synthmodel.Shapes {
 		shapes = append(shapes, s)

@@ -28,6 +28,10 @@ const defaultDoctorModel = "testdata/models/tiny-f32"
 func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("driftwood doctor", flag.ContinueOnError)
 	fs.SetOutput(errOut)
+	fs.Usage = func() {
+		fmt.Fprintln(errOut, "usage: driftwood doctor [flags]")
+		fs.PrintDefaults()
+	}
 	model := fs.String("model", "", "model folder for the smoke test (default "+defaultDoctorModel+" when it exists)")
 	mlxLib := fs.String("mlx-lib", "", "libmlxc's path (default: $"+mlxbridge.EnvVar+", then the usual places)")
 	device := fs.String("device", "", "MLX device: gpu, cpu, or the GPU when there is one")

@@ -46,7 +46,7 @@ func TestFolderFlagNames(t *testing.T) {
 // TestHelpOnStdout: help asked for is the output (so that `driftwood
 // --help | less` shows it); a wrong flag still goes to stderr.
 func TestHelpOnStdout(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}, {"run", "-h"}, {"sessions", "--help"}, {"pull", "-h"}} {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}, {"run", "-h"}, {"sessions", "--help"}, {"pull", "-h"}, {"doctor", "-h"}, {"dev", "-h"}, {"dev", "gen-model", "-h"}, {"bench", "-h"}, {"tokenize", "-h"}, {"controllers", "-h"}, {"chat", "-h"}} {
 		out, errOut, code := runCLI(t, args...)
 		if code != 0 || !strings.Contains(out, "usage: driftwood") || errOut != "" {
 			t.Errorf("%q: exit %d, stdout %d bytes, stderr %q", args, code, len(out), errOut)

@@ -1,10 +1,13 @@
 package cpu
 
 import (
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -24,8 +27,9 @@ import (
 // int8/N, int8 in blocks of N values rounded back to float (int8/32 is
 // what the int8 kernels compute; other sizes show what a block size would
 // give before any kernel is written for it). The text is
-// $DRIFTWOOD_QUALITY_TEXT (default: this repository's README), the first
-// $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
+// $DRIFTWOOD_QUALITY_TEXT (default: testdata/quality-text.md.gz, the
+// repository's README as it was at 3327a51, kept so that the figures can
+// be measured again), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
 //
 //	DRIFTWOOD_QUALITY_MODEL=DIR go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
 func BenchmarkInt8Quality(b *testing.B) {
@@ -175,16 +179,17 @@ func roundedInputs(ks kernelSet, ref string) (kernelSet, error) {
 
 // qualityText loads the model in $DRIFTWOOD_QUALITY_MODEL (skipping the
 // benchmark without one) and the first n tokens of textFile (default:
-// this repository's README) in its tokenizer.
+// testdata/quality-text.md.gz; a .gz file is read decompressed) in its
+// tokenizer.
 func qualityText(b *testing.B, textFile string, n int) (*engine.Model, []int32) {
 	dir := os.Getenv("DRIFTWOOD_QUALITY_MODEL")
 	if dir == "" {
 		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder")
 	}
 	if textFile == "" {
-		textFile = "../../README.md"
+		textFile = "testdata/quality-text.md.gz"
 	}
-	text, err := os.ReadFile(textFile)
+	text, err := readText(textFile)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -228,4 +233,21 @@ func logSoftmax(x []float32) []float64 {
 		out[i] = float64(v) - m - math.Log(s)
 	}
 	return out
+}
+
+// readText reads a text file, decompressing one whose name ends in .gz.
+func readText(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if !strings.HasSuffix(path, ".gz") {
+		return io.ReadAll(f)
+	}
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return io.ReadAll(z)
 }

@@ -9,7 +9,7 @@ import (
 
 // BenchmarkContextShift weighs the two ways to keep a conversation going
 // past its window, on the model in $DRIFTWOOD_QUALITY_MODEL and the
-// tokens of this repository's README: a head of 32 tokens (the system
+// tokens of testdata/quality-text.md.gz: a head of 32 tokens (the system
 // prompt) and a gap of 480 (the turns that leave the view) are followed
 // by 480 kept tokens and a probe of 64 (the next message). Re-prefill
 // runs head+kept+probe through a fresh cache, the exact answer; shift
