@@ -144,6 +144,16 @@ func Parse(tokenizerConfigJSON []byte, name string) (*Template, error) {
 	return compile(cfg, name)
 }
 
+// FromSource compiles a chat template given as its source, with the
+// texts of the tokens it calls bos_token and eos_token (a GGUF file's
+// tokenizer.chat_template); name is used in error messages.
+func FromSource(source, bos, eos, name string) (*Template, error) {
+	if source == "" {
+		return nil, fmt.Errorf("%w: %s has no chat template", ErrNoTemplate, name)
+	}
+	return compile(tplConfig{template: source, bos: bos, eos: eos}, name)
+}
+
 type tplConfig struct {
 	template, bos, eos string
 }

@@ -1,7 +1,9 @@
 package chat
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
@@ -72,4 +74,28 @@ func indexOf(a, sub []int32) int {
 		}
 	}
 	return -1
+}
+
+// TestFromSource: a template given as its source renders as the same
+// template read from tokenizer_config.json, and the empty or oversized
+// source is refused.
+func TestFromSource(t *testing.T) {
+	src := "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+	tpl, err := FromSource(src, "<|im_start|>", "<|im_end|>", "test.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tpl.Render([]Message{{Role: "user", Content: "Hi"}}, Options{AddGenerationPrompt: true})
+	if want := "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"; err != nil || got != want {
+		t.Errorf("render %q (%v), want %q", got, err, want)
+	}
+	if tpl.EOS() != "<|im_end|>" {
+		t.Errorf("EOS %q", tpl.EOS())
+	}
+	if _, err := FromSource("", "", "", "x.gguf"); !errors.Is(err, ErrNoTemplate) {
+		t.Errorf("empty source: %v", err)
+	}
+	if _, err := FromSource(strings.Repeat("a", MaxSource+1), "", "", "x.gguf"); err == nil {
+		t.Error("an oversized source was compiled")
+	}
 }
