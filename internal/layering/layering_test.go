@@ -50,6 +50,7 @@ var ranks = map[string]int{
 
 	"engine/tokenizer":   2,
 	"engine/safetensors": 2,
+	"engine/gguf":        2,
 
 	"controllers/abi":             1,
 	"engine/cpu/internal/vnnigen": 1,
