@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,36 +8,67 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/synthmodel"
 )
 
-// small is a Llama-shaped model small enough to convert in a test.
-var small = synthmodel.Shape{Hidden: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, Intermediate: 256, Vocab: 300,
-	MaxPositions: 256, BOS: 256, EOS: []int{257}}
+// small is a Llama-shaped model small enough to convert in a test;
+// small256 has rows of multiples of 256 weights, for the k-quants.
+var (
+	small = synthmodel.Shape{Hidden: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, Intermediate: 256, Vocab: 300,
+		MaxPositions: 256, BOS: 256, EOS: []int{257}}
+	small256 = synthmodel.Shape{Hidden: 256, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, Intermediate: 512, Vocab: 300,
+		MaxPositions: 256, BOS: 256, EOS: []int{257}}
+)
 
-// TestConvert writes q4, q8 and f16 models, converts each to the matching
-// GGUF type, reads the GGUF back and checks every tensor dequantises to
-// the source's weights within the format's precision: half a step (plus
-// the f16 rounding of the block's scale) for Q4_0 and Q8_0, a whole step
-// for the one Q4_0 code that is clamped, half an f16 ulp for F16, exactly
-// for the F32 norms; the query and key rows in llama.cpp's order.
+// blockBound is the most a weight of each quantised type may decode
+// away from its source, as a fraction of the largest magnitude A in its
+// block (32 or 256 weights), with the f16 rounding of the scales:
+// Q8_0 half a step of A/127; Q4_0 a whole step of A/8 (the one clamped
+// code); Q4_1 half a step of at most 2A/15, and the f16 rounding of its
+// min; Q4_K, Q5_K and Q6_K half a step of at most 2A/15, 2A/31 and A/31
+// per sub-block, grown by the rounding up of the 6- and 8-bit sub-block
+// scales (engine/gguf's Quantize). A row written in the wrong order is
+// off by about A, far past any of these.
+var blockBound = map[gguf.Type]float64{
+	gguf.Q8_0: 1.0/254 + 1.0/1024,
+	gguf.Q4_0: 1.0/8 + 1.0/1024,
+	gguf.Q4_1: 1.0/15 + 3.0/1024,
+	gguf.Q4_K: 0.07,
+	gguf.Q5_K: 0.034,
+	gguf.Q6_K: 0.017,
+}
+
+// TestConvert writes models in each source format, converts each to a
+// GGUF type (every one ggufgen offers), reads the GGUF back with
+// engine/gguf and checks every tensor's name, type and shape, and that
+// its weights dequantise to the source's within the type's precision:
+// blockBound for the quantised types, half an f16 or bf16 ulp, exactly
+// for F32 and the F32 norms; the query and key rows in llama.cpp's order.
 func TestConvert(t *testing.T) {
 	for _, c := range []struct {
 		dtype, typ string
 		group      int
-		ggml       uint32
+		shape      synthmodel.Shape
+		want       gguf.Type
 	}{
-		{"q4", "", 64, ggmlQ4_0},
-		{"q4", "", 32, ggmlQ4_0},
-		{"q8", "", 64, ggmlQ8_0},
-		{"f16", "", 0, ggmlF16},
-		{"bf16", "q8_0", 0, ggmlQ8_0},
-		{"q8", "f16", 64, ggmlF16},
+		{"q4", "", 64, small, gguf.Q4_0},
+		{"q4", "", 32, small, gguf.Q4_0},
+		{"q8", "", 64, small, gguf.Q8_0},
+		{"f16", "", 0, small, gguf.F16},
+		{"bf16", "q8_0", 0, small, gguf.Q8_0},
+		{"q8", "f16", 64, small, gguf.F16},
+		{"q4", "q4_1", 64, small, gguf.Q4_1},
+		{"f32", "f32", 0, small, gguf.F32},
+		{"f16", "bf16", 0, small, gguf.BF16},
+		{"q8", "q4_k", 64, small256, gguf.Q4_K},
+		{"f16", "q5_k", 0, small256, gguf.Q5_K},
+		{"bf16", "q6_k", 0, small256, gguf.Q6_K},
 	} {
 		t.Run(fmt.Sprintf("%s-g%d-to-%s", c.dtype, c.group, c.typ), func(t *testing.T) {
 			dir := t.TempDir()
-			if err := synthmodel.Write(dir, synthmodel.Options{Shape: small, Dtype: c.dtype, Seed: 3, GroupSize: c.group}); err != nil {
+			if err := synthmodel.Write(dir, synthmodel.Options{Shape: c.shape, Dtype: c.dtype, Seed: 3, GroupSize: c.group}); err != nil {
 				t.Fatal(err)
 			}
 			writeTokenizer(t, dir)
@@ -47,36 +77,92 @@ func TestConvert(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := reference(t, dir)
-			for l := range small.Layers {
-				interleave(want[fmt.Sprintf("blk.%d.attn_q.weight", l)], small.Heads, small.HeadDim, small.Hidden)
-				interleave(want[fmt.Sprintf("blk.%d.attn_k.weight", l)], small.KVHeads, small.HeadDim, small.Hidden)
+			for l := range c.shape.Layers {
+				interleave(want[fmt.Sprintf("blk.%d.attn_q.weight", l)], c.shape.Heads, c.shape.HeadDim, c.shape.Hidden)
+				interleave(want[fmt.Sprintf("blk.%d.attn_k.weight", l)], c.shape.KVHeads, c.shape.HeadDim, c.shape.Hidden)
 			}
-			got := readGGUF(t, out)
-			if len(got) != len(want) {
-				t.Fatalf("%d tensors, want %d", len(got), len(want))
+			f, err := gguf.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if len(f.Tensors) != len(want) {
+				t.Fatalf("%d tensors, want %d", len(f.Tensors), len(want))
+			}
+			if n, err := f.Meta.Uint("llama.block_count"); n != uint64(c.shape.Layers) || err != nil {
+				t.Errorf("llama.block_count = %d, %v", n, err)
+			}
+			if tokens, err := f.Meta.Strings("tokenizer.ggml.tokens"); len(tokens) != c.shape.Vocab || tokens[256] != "<|begin_of_text|>" || err != nil {
+				t.Errorf("%d tokens, %v", len(tokens), err)
 			}
 			for name, w := range want {
-				g, ok := got[name]
+				g, ok := f.Tensor(name)
 				if !ok {
 					t.Fatalf("no tensor %s", name)
 				}
-				wantType := c.ggml
-				if len(g.dims) == 1 {
-					wantType = ggmlF32
+				wantType := c.want
+				if len(g.Dims) == 1 {
+					wantType = gguf.F32
 				}
-				if g.typ != wantType {
-					t.Fatalf("%s: type %d, want %d", name, g.typ, wantType)
+				if g.Type != wantType || g.Elements() != len(w) {
+					t.Fatalf("%s: %s %v, want %s of %d weights", name, g.Type, g.Dims, wantType, len(w))
 				}
-				if len(g.vals) != len(w) {
-					t.Fatalf("%s: %d values, want %d", name, len(g.vals), len(w))
+				got := make([]float32, len(w))
+				if err := gguf.Dequantize(g.Type, got, g.Data); err != nil {
+					t.Fatal(err)
 				}
-				for i := range w {
-					if err := math.Abs(float64(g.vals[i] - w[i])); err > float64(g.tol[i]) {
-						t.Fatalf("%s[%d] = %g, want %g ± %g", name, i, g.vals[i], w[i], g.tol[i])
-					}
-				}
+				checkWeights(t, name, g.Type, got, w)
 			}
 		})
+	}
+}
+
+// checkWeights checks got decodes to want within typ's precision.
+func checkWeights(t *testing.T, name string, typ gguf.Type, got, want []float32) {
+	t.Helper()
+	bs := typ.BlockSize()
+	for b := 0; b < len(want); b += bs {
+		var amax float64
+		for _, v := range want[b : b+bs] {
+			amax = max(amax, math.Abs(float64(v)))
+		}
+		for i := b; i < b+bs; i++ {
+			var tol float64
+			switch typ {
+			case gguf.F32:
+			case gguf.F16: // half an ulp: 2⁻¹¹ relative, or of the smallest subnormal
+				tol = max(math.Abs(float64(want[i]))/(1<<11), 1.0/(1<<25))
+			case gguf.BF16:
+				tol = math.Abs(float64(want[i])) / (1 << 8)
+			default:
+				tol = blockBound[typ]*amax + 1e-6
+			}
+			if e := math.Abs(float64(got[i] - want[i])); e > tol {
+				t.Fatalf("%s[%d] = %g, want %g ± %g", name, i, got[i], want[i], tol)
+			}
+		}
+	}
+}
+
+// TestConvertRefuses checks that a type the rows cannot hold, or one
+// ggufgen does not know, is refused by name and leaves no file.
+func TestConvertRefuses(t *testing.T) {
+	dir := t.TempDir()
+	if err := synthmodel.Write(dir, synthmodel.Options{Shape: small, Dtype: "f16", Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	writeTokenizer(t, dir)
+	out := filepath.Join(dir, "model.gguf")
+	for typ, want := range map[string]string{
+		"q4_k": "token_embd.weight: rows of 128 weights, not a multiple of Q4_K's block of 256",
+		"q3_k": `--type "q3_k": want one of bf16, f16, f32, q4_0, q4_1, q4_k, q5_k, q6_k, q8_0`,
+	} {
+		if err := run(dir, out, typ); err == nil || err.Error() != want {
+			t.Errorf("--type %s: %v, want %q", typ, err, want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("--type %s left %s", typ, out)
+		}
 	}
 }
 
@@ -185,113 +271,6 @@ func reference(t *testing.T, dir string) map[string][]float32 {
 			v[i] = float32(q)*float(scales, gi) + float(biases, gi)
 		}
 		out[g] = v
-	}
-	return out
-}
-
-type ggufTensor struct {
-	dims      []uint64
-	typ       uint32
-	vals, tol []float32
-}
-
-// readGGUF parses a GGUF v3 file as ggufgen writes it and dequantises
-// its tensors, with each value's tolerance.
-func readGGUF(t *testing.T, path string) map[string]*ggufTensor {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := 0
-	u32 := func() uint32 { v := binary.LittleEndian.Uint32(b[p:]); p += 4; return v }
-	u64 := func() uint64 { v := binary.LittleEndian.Uint64(b[p:]); p += 8; return v }
-	str := func() string { n := int(u64()); s := string(b[p : p+n]); p += n; return s }
-	if string(b[:4]) != "GGUF" {
-		t.Fatal("no GGUF magic")
-	}
-	p = 4
-	if v := u32(); v != 3 {
-		t.Fatalf("version %d", v)
-	}
-	nt, nkv := u64(), u64()
-	var skip func(typ uint32)
-	skip = func(typ uint32) {
-		switch typ {
-		case typeUint32, typeInt32, typeFloat32:
-			p += 4
-		case typeString:
-			str()
-		case typeArray:
-			et, n := u32(), u64()
-			for range n {
-				skip(et)
-			}
-		default:
-			t.Fatalf("value type %d", typ)
-		}
-	}
-	for range nkv {
-		str()
-		skip(u32())
-	}
-	type info struct {
-		name string
-		t    *ggufTensor
-		off  uint64
-	}
-	var infos []info
-	for range nt {
-		name := str()
-		g := &ggufTensor{dims: make([]uint64, u32())}
-		for i := range g.dims {
-			g.dims[i] = u64()
-		}
-		g.typ = u32()
-		infos = append(infos, info{name, g, u64()})
-	}
-	base := (p + alignment - 1) / alignment * alignment
-	out := map[string]*ggufTensor{}
-	for _, in := range infos {
-		g := in.t
-		n := uint64(1)
-		for _, d := range g.dims {
-			n *= d
-		}
-		g.vals, g.tol = make([]float32, n), make([]float32, n)
-		data := b[base+int(in.off):]
-		for i := range n {
-			switch g.typ {
-			case ggmlF32:
-				g.vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-			case ggmlF16:
-				g.vals[i] = f16ToF32(binary.LittleEndian.Uint16(data[2*i:]))
-				// Half an ulp of f16: 2^-11 relative, or of the smallest subnormal.
-				g.tol[i] = max(abs(g.vals[i])/(1<<11), 1.0/(1<<25))
-			case ggmlQ8_0:
-				blk := data[i/block*34:]
-				d := f16ToF32(binary.LittleEndian.Uint16(blk))
-				q := int8(blk[2+i%block])
-				g.vals[i] = float32(q) * d
-				g.tol[i] = abs(d)/2 + abs(float32(q)*d)/(1<<10)
-			case ggmlQ4_0:
-				blk := data[i/block*18:]
-				d := f16ToF32(binary.LittleEndian.Uint16(blk))
-				j := i % block
-				q := blk[2+j%16] & 15
-				if j >= 16 {
-					q = blk[2+j%16] >> 4
-				}
-				g.vals[i] = float32(int(q)-8) * d
-				step := abs(d) / 2
-				if q == 15 {
-					step = abs(d)
-				}
-				g.tol[i] = step + abs(g.vals[i])/(1<<10)
-			default:
-				t.Fatalf("%s: type %d", in.name, g.typ)
-			}
-		}
-		out[in.name] = g
 	}
 	return out
 }
