@@ -32,8 +32,9 @@ const (
 	// MaxHeaderBytes bounds the memory the decoded metadata and tensor
 	// list take, charged before each string or array is allocated: the
 	// same bound as a tokenizer.json (limitedfile.Tokenizer), which holds
-	// the same vocabulary and merges. Llama 3's header decodes to about
-	// 11 MB (128,256 tokens, 280,147 merges), Gemma 3's to about 8 MB.
+	// the same vocabulary and merges. By this accounting Llama 3's
+	// header takes about 11 MB (128,256 tokens, 280,147 merges), Qwen3's
+	// about 8 MB.
 	MaxHeaderBytes = limitedfile.Tokenizer
 	// MaxKVs bounds the metadata pairs; real files have 20 to 60.
 	MaxKVs = 1 << 16
