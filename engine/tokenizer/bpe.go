@@ -45,7 +45,10 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // bpe appends the ids of one pre-tokenized piece (raw bytes) to dst.
 func (t *Tokenizer) bpe(dst []int32, piece string) []int32 {
 	if len(piece) == 1 {
-		return append(dst, t.byteIDs[piece[0]])
+		if id := t.byteIDs[piece[0]]; id >= 0 {
+			return append(dst, id)
+		}
+		return dst
 	}
 	if t.ignoreMerges {
 		// ignore_merges: a piece that is itself a vocabulary token is
@@ -66,13 +69,22 @@ func (t *Tokenizer) bpe(dst []int32, piece string) []int32 {
 // mergeWord runs the BPE merges on piece: starting from one symbol per
 // byte (mergeSymbols), it repeatedly applies the adjacent pair with the lowest merge rank,
 // the leftmost one on ties. A min-heap of candidate pairs with lazy
-// invalidation keeps this O(n log n) in the length of the piece.
+// invalidation keeps this O(n log n) in the length of the piece. A byte
+// the vocabulary lacks gives no token: it is dropped before the merges,
+// as Hugging Face does.
 func (t *Tokenizer) mergeWord(dst []int32, piece string) []int32 {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	syms := s.syms[:0]
 	for i := 0; i < len(piece); i++ {
-		syms = append(syms, symbol{id: t.byteIDs[piece[i]], prev: int32(i - 1), next: int32(i + 1)})
+		id := t.byteIDs[piece[i]]
+		if id < 0 {
+			continue
+		}
+		syms = append(syms, symbol{id: id, prev: int32(len(syms) - 1), next: int32(len(syms) + 1)})
+	}
+	if len(syms) == 0 {
+		return dst
 	}
 	return t.mergeSymbols(dst, s, syms)
 }

@@ -360,15 +360,23 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normaliz
 
 // setByteIDs finds the 256 single-byte tokens: GPT-2's byte characters
 // for byte-level BPE, <0x00> … <0xFF> for SentencePiece byte fallback.
+// SentencePiece needs them all; a byte-level vocabulary may lack some
+// (SmolLM's lacks six control characters and bytes that UTF-8 never or
+// hardly uses), -1 here: such a byte gives no token (see mergeWord).
 func (t *Tokenizer) setByteIDs(vocab map[string]int32) error {
 	for b := range 256 {
-		name, kind := string(byteToRune[b]), "byte-level"
-		if t.sp != nil {
-			name, kind = fmt.Sprintf("<0x%02X>", b), "byte-fallback"
+		if t.sp == nil {
+			id, ok := vocab[string(byteToRune[b])]
+			if !ok {
+				id = -1
+			}
+			t.byteIDs[b] = id
+			continue
 		}
+		name := fmt.Sprintf("<0x%02X>", b)
 		id, ok := vocab[name]
 		if !ok {
-			return fmt.Errorf("vocabulary lacks the %s token %q for byte 0x%02x", kind, name, b)
+			return fmt.Errorf("vocabulary lacks the byte-fallback token %q for byte 0x%02x", name, b)
 		}
 		t.byteIDs[b] = id
 	}

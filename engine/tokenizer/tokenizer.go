@@ -36,7 +36,7 @@ type Tokenizer struct {
 	sp           *spModel         // SentencePiece-style BPE when not nil
 	vocab        map[string]int32 // what BPE works on (see setVocab) → id
 	byBytes      map[string]int32 // raw bytes of model-vocabulary tokens → id
-	byteIDs      [256]int32       // the single-byte tokens
+	byteIDs      [256]int32       // the single-byte tokens, -1 where the vocabulary lacks one
 	prefix       []int32          // the post-processor's tokens before a sequence
 	suffix       []int32          // and after it
 	merges       map[uint64]merge // pairKey(left, right) → merge
