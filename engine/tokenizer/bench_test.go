@@ -126,3 +126,14 @@ func BenchmarkLoadCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFromGGUF measures building the Llama 3 tokenizer from GGUF
+// metadata already read (ns/op is the build time, fingerprint included).
+func BenchmarkFromGGUF(b *testing.B) {
+	v := ggufVocab(b, "llama3")
+	for b.Loop() {
+		if _, err := FromGGUF(v, "llama3.gguf"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -70,15 +70,16 @@ func (t *Tokenizer) bpe(dst []int32, piece string) []int32 {
 // byte (mergeSymbols), it repeatedly applies the adjacent pair with the lowest merge rank,
 // the leftmost one on ties. A min-heap of candidate pairs with lazy
 // invalidation keeps this O(n log n) in the length of the piece. A byte
-// the vocabulary lacks gives no token: it is dropped before the merges,
-// as Hugging Face does.
+// the vocabulary lacks gives no token: it is dropped before the merges
+// (Hugging Face), or with byteGaps kept as a symbol that joins no merge
+// and dropped after them (llama.cpp).
 func (t *Tokenizer) mergeWord(dst []int32, piece string) []int32 {
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	syms := s.syms[:0]
 	for i := 0; i < len(piece); i++ {
 		id := t.byteIDs[piece[i]]
-		if id < 0 {
+		if id < 0 && !t.byteGaps {
 			continue
 		}
 		syms = append(syms, symbol{id: id, prev: int32(len(syms) - 1), next: int32(len(syms) + 1)})
@@ -124,7 +125,9 @@ func (t *Tokenizer) mergeSymbols(dst []int32, s *scratch, syms []symbol) []int32
 		}
 	}
 	for i := int32(0); i >= 0; i = syms[i].next {
-		dst = append(dst, syms[i].id)
+		if syms[i].id >= 0 {
+			dst = append(dst, syms[i].id)
+		}
 	}
 	s.syms, s.heap = syms, h
 	return dst

@@ -37,6 +37,10 @@ type modelJSON struct {
 	ContinuingSubwordPrefix string     `json:"continuing_subword_prefix"`
 	EndOfWordSuffix         string     `json:"end_of_word_suffix"`
 	Dropout                 *float64   `json:"dropout"`
+	// ranks, when not nil, gives each merge its rank in place of its
+	// position: merges of equal rank go leftmost first. Only GGUF
+	// SentencePiece vocabularies set it (see spMerges).
+	ranks []int32
 }
 
 // component is the part of a normalizer, pre-tokenizer, decoder or
@@ -223,7 +227,7 @@ func build(f *fileJSON) (*Tokenizer, error) {
 	merged := make(chan struct{})
 	go func() {
 		defer close(merged)
-		mergesErr = t.setMerges(m.Merges, m.Vocab)
+		mergesErr = t.setMerges(m.Merges, m.ranks, m.Vocab)
 	}()
 	err = t.setVocab(m.Vocab, f.AddedTokens, !isNull(f.Normalizer))
 	<-merged
@@ -391,8 +395,20 @@ func mergeError(i int, s string) error {
 	return fmt.Errorf("merge %d %q is not two tokens separated by a space", i, s)
 }
 
-// setMerges fills the pair → (rank, id) table.
-func (t *Tokenizer) setMerges(pairs mergesJSON, vocab map[string]int32) error {
+// unknownMergeError is a merge that uses or makes a token not in the
+// vocabulary: index i of the list.
+type unknownMergeError struct {
+	i    int
+	pair [2]string
+}
+
+func (e *unknownMergeError) Error() string {
+	return fmt.Sprintf("merge %d (%q %q) uses or makes a token not in the vocabulary", e.i, e.pair[0], e.pair[1])
+}
+
+// setMerges fills the pair → (rank, id) table; a merge's rank is its
+// position, or ranks[i] when ranks is not nil.
+func (t *Tokenizer) setMerges(pairs mergesJSON, ranks []int32, vocab map[string]int32) error {
 	// Three vocabulary lookups a merge are most of the work (840,000 for
 	// Llama 3, each a likely cache miss) and only read vocab: two
 	// goroutines resolve a half each, then the table is filled in rank
@@ -423,13 +439,17 @@ func (t *Tokenizer) setMerges(pairs mergesJSON, vocab map[string]int32) error {
 	wg.Wait()
 	for _, i := range bad {
 		if i >= 0 {
-			return fmt.Errorf("merge %d (%q %q) uses or makes a token not in the vocabulary", i, pairs[i][0], pairs[i][1])
+			return &unknownMergeError{i, pairs[i]}
 		}
 	}
 	t.merges = make(map[uint64]merge, len(pairs))
 	for i, m := range resolved {
+		rank := int32(i)
+		if ranks != nil {
+			rank = ranks[i]
+		}
 		if _, dup := t.merges[pairKey(m[0], m[1])]; !dup {
-			t.merges[pairKey(m[0], m[1])] = merge{rank: int32(i), id: m[2]}
+			t.merges[pairKey(m[0], m[1])] = merge{rank: rank, id: m[2]}
 		}
 	}
 	return nil

@@ -13,6 +13,11 @@
 // for byte; anything else in a tokenizer.json is refused with an error
 // naming it. Its truncation and padding are not read: transformers turns
 // them off unless a call asks for them.
+//
+// FromGGUF builds the same tokenizers from the tokenizer.ggml.* metadata
+// of a GGUF file (llama.cpp's format), by the same code: its results
+// match llama.cpp's (see FromGGUF for where llama.cpp departs from the
+// model's own tokenizer).
 package tokenizer
 
 import (
@@ -37,6 +42,7 @@ type Tokenizer struct {
 	vocab        map[string]int32 // what BPE works on (see setVocab) → id
 	byBytes      map[string]int32 // raw bytes of model-vocabulary tokens → id
 	byteIDs      [256]int32       // the single-byte tokens, -1 where the vocabulary lacks one
+	byteGaps     bool             // see mergeWord
 	prefix       []int32          // the post-processor's tokens before a sequence
 	suffix       []int32          // and after it
 	merges       map[uint64]merge // pairKey(left, right) → merge
@@ -203,5 +209,6 @@ func (t *Tokenizer) AddedTokens() []string {
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
 
 // Fingerprint returns the hex SHA-256 of the tokenizer.json bytes as
-// loaded (after gunzip), to check that saved token ids still apply.
+// loaded (after gunzip), or for FromGGUF of the vocabulary, to check that
+// saved token ids still apply.
 func (t *Tokenizer) Fingerprint() string { return t.fingerprint }
