@@ -55,6 +55,14 @@ type Config struct {
 	UseSlidingWindow      bool           `json:"use_sliding_window"`
 	Quantization          *Quantization  `json:"quantization"`
 	Generation            *GenerationCfg `json:"-"`
+	// PermutedQK says that each query and key head's rows are in
+	// llama.cpp's order (its converter's, for RoPE on adjacent pairs):
+	// the backends put the projected heads back in Hugging Face's order.
+	// Set for GGUF llama files.
+	PermutedQK bool `json:"-"`
+	// RopeFactors divide the rotary frequencies, one per pair of a head's
+	// dimensions: Llama 3's scaling as GGUF stores it (rope_freqs).
+	RopeFactors []float64 `json:"-"`
 }
 
 // RopeScaling is config.json's rope_scaling: nil or rope_type "llama3".

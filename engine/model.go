@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 	"github.com/driftwoodlabs/driftwood/internal/weightsum"
@@ -30,10 +31,17 @@ type Tensor struct {
 	// Bits and GroupSize are set, with Scales and Biases, when quantised.
 	Bits, GroupSize int
 	Scales, Biases  *Tensor
+	// Blocks is the block type of a GGUF block-quantised matrix (Q4_0,
+	// Q4_K, …; DType is then U8 and Data its rows of blocks); the zero
+	// value, F32, means none.
+	Blocks gguf.Type
 }
 
 // Quantized reports whether t is MLX affine-quantised.
 func (t *Tensor) Quantized() bool { return t.Bits != 0 }
+
+// BlockQuantized reports whether t is a GGUF block-quantised matrix.
+func (t *Tensor) BlockQuantized() bool { return t.Blocks != gguf.F32 }
 
 // Weights is a Llama model's parameters, named as in the checkpoint.
 type Weights struct {
@@ -64,9 +72,10 @@ type LayerWeights struct {
 	QNorm, KNorm Tensor
 }
 
-// Model is a loaded model folder: its configuration and memory-mapped
-// weights. Close unmaps the weights.
+// Model is a loaded model folder or GGUF file: its configuration and
+// memory-mapped weights. Close unmaps the weights.
 type Model struct {
+	// Dir is the model folder, or the GGUF file.
 	Dir     string
 	Config  *Config
 	Weights Weights
@@ -78,17 +87,24 @@ type Model struct {
 	// differs, without reading gigabytes at each start.
 	Fingerprint string
 	files       []*safetensors.File
+	// GGUF is the model's file when it is one (its metadata holds the
+	// tokenizer and the chat template).
+	GGUF *gguf.File
 }
 
-// LoadModel opens a Hugging Face / MLX model folder: config.json,
+// LoadModel opens a Hugging Face / MLX model folder (config.json,
 // generation_config.json, and model.safetensors or the shards named by
-// model.safetensors.index.json.
+// model.safetensors.index.json) or a GGUF file.
 //
 // # Errors
 //
-// A missing or inconsistent config key names config.json and the key; a
-// missing tensor, a wrong shape or dtype names the tensor and its file.
+// A missing or inconsistent config key names config.json (or the GGUF
+// file) and the key; a missing tensor, a wrong shape or dtype names the
+// tensor and its file.
 func LoadModel(dir string) (*Model, error) {
+	if IsGGUF(dir) {
+		return loadGGUF(dir)
+	}
 	cfg, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err
@@ -143,6 +159,9 @@ func (m *Model) Close() error {
 	for _, f := range m.files {
 		errs = append(errs, f.Close())
 	}
+	if m.GGUF != nil {
+		errs = append(errs, m.GGUF.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -153,8 +172,12 @@ func (m *Model) Close() error {
 // at the first such token, in the backend, naming neither file.
 func (m *Model) CheckVocabulary(tokenizerPath string, ids int) error {
 	if v := m.Config.VocabSize; ids > v {
+		config := filepath.Join(m.Dir, "config.json")
+		if m.GGUF != nil {
+			config = m.Dir
+		}
 		return fmt.Errorf("%s has %d tokens but the model has %d (vocab_size in %s, the rows of %s in %s): the tokenizer belongs to another model",
-			tokenizerPath, ids, v, filepath.Join(m.Dir, "config.json"), m.Weights.EmbedTokens.Name, m.Weights.EmbedTokens.File)
+			tokenizerPath, ids, v, config, m.Weights.EmbedTokens.Name, m.Weights.EmbedTokens.File)
 	}
 	return nil
 }
@@ -164,6 +187,9 @@ func (m *Model) WeightFiles() []string {
 	out := make([]string, len(m.files))
 	for i, f := range m.files {
 		out[i] = f.Path
+	}
+	if m.GGUF != nil {
+		out = append(out, m.GGUF.Path)
 	}
 	return out
 }

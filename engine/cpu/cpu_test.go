@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
@@ -301,7 +303,25 @@ func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix
 			out[fmt.Sprintf("q%d with %s scales", bits, name)] = m
 		}
 	}
-	return out
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q4_1, gguf.Q8_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
+		if cols%typ.BlockSize() != 0 {
+			continue
+		}
+		data, err := gguf.Quantize(typ, nil, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := newMatrix(&engine.Tensor{Name: typ.String(), Shape: []int{rows, cols}, DType: safetensors.U8, Data: data, Blocks: typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["GGUF "+typ.String()] = m
+	}
+	named := map[string]matrix{}
+	for name, m := range out {
+		named[fmt.Sprintf("%s %d×%d", name, rows, cols)] = m
+	}
+	return named
 }
 
 // TestOddMatrices checks the single-input and batched products against
@@ -310,7 +330,9 @@ func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix
 func TestOddMatrices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	withKernels(t, func(t *testing.T) {
-		for name, m := range oddMatrices(t, rng, 7, 1152) {
+		mats := oddMatrices(t, rng, 7, 1152)
+		maps.Copy(mats, oddMatrices(t, rng, 5, 1280)) // whole k-quant blocks
+		for name, m := range mats {
 			rows, cols := m.dims()
 			for _, n := range []int{1, 2, 50} {
 				x := make([]float32, n*cols)

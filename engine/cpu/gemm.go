@@ -116,11 +116,13 @@ type scratch struct {
 	f      []float32 // int8 kernels: scale·dx per block of a row
 	i8     i8Panel   // int8 batch kernel: sixteen rows laid out
 	q      []float32 // a scaled attention query
+	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
 }
 
 func newScratch(cols, batch int) *scratch {
 	return &scratch{
 		panel: make([]float32, 4*cols),
+		deq:   make([]float32, cols+256),
 		tile:  make([]float32, 16*roundUp(batch, 16)),
 		f:     make([]float32, cols/32+16),
 		i8:    newI8Panel(cols),

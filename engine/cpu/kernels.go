@@ -49,6 +49,21 @@ func add(dst, src []float32) {
 	}
 }
 
+// unpermuteHeads puts each head of x (head_dim floats) back in Hugging
+// Face's order from llama.cpp's, whose converter moves row j·hd/2+i of a
+// query or key head to row 2i+j (RoPE on adjacent pairs rather than on
+// halves); tmp holds one head.
+func unpermuteHeads(x []float32, hd int, tmp []float32) {
+	half := hd / 2
+	for h := 0; h+hd <= len(x); h += hd {
+		head := x[h : h+hd]
+		for i := 0; i < half; i++ {
+			tmp[i], tmp[half+i] = head[2*i], head[2*i+1]
+		}
+		copy(head, tmp[:hd])
+	}
+}
+
 // rope rotates each head of x (rotate-half layout: the first half of a head
 // pairs with the second) by the angles whose cosines and sines are given.
 func rope(x []float32, headDim int, cos, sin []float32) {

@@ -16,6 +16,7 @@ type state struct {
 	att      []float32 // (batch, heads*head_dim) attention output
 	hb, hb2  []float32 // (batch, intermediate)
 	cos, sin []float32 // (batch, head_dim/2)
+	perm     []float32 // (head_dim) one head reordered (Config.PermutedQK)
 	ins      [3]input  // a matmul's input, one per distinct layout
 	inBufs   [3]inputBuf
 	scr      []*scratch // per worker
@@ -37,6 +38,7 @@ func newState(c *engine.Config, batch, workers int) state {
 		hb2:      make([]float32, batch*c.IntermediateSize),
 		cos:      make([]float32, batch*c.HeadDim/2),
 		sin:      make([]float32, batch*c.HeadDim/2),
+		perm:     make([]float32, c.HeadDim),
 		scr:      make([]*scratch, workers),
 	}
 	for i := range st.inBufs {
@@ -211,6 +213,10 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 	b.matmul(st.xb, n, part{L.q, st.q}, part{L.k, st.k}, part{L.v, st.v})
 	for i := 0; i < n; i++ {
 		q, k := st.q[i*qDim:(i+1)*qDim], st.k[i*kvDim:(i+1)*kvDim]
+		if cfg.PermutedQK { // GGUF llama: heads back in Hugging Face's order
+			unpermuteHeads(q, hd, st.perm)
+			unpermuteHeads(k, hd, st.perm)
+		}
 		if L.qb != nil { // Qwen2: biased projections
 			add(q, L.qb)
 			add(k, L.kb)

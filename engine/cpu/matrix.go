@@ -56,6 +56,9 @@ func newMatrix(t *engine.Tensor) (matrix, error) {
 	if t.Quantized() {
 		return newAffine(t)
 	}
+	if t.BlockQuantized() {
+		return newBlockMatrix(t)
+	}
 	switch t.DType {
 	case safetensors.F32:
 		return &f32Matrix{base, asF32(t.Data)}, nil

@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/driftwoodlabs/driftwood/engine/gguf"
+	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/internal/weightsum"
+)
+
+// IsGGUF reports whether path is a GGUF file (a regular file that starts
+// with GGUF's magic), which LoadModel opens as a model.
+func IsGGUF(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	_, err = io.ReadFull(f, magic)
+	return err == nil && bytes.Equal(magic, []byte("GGUF"))
+}
+
+// ggufArchitectures maps GGUF's general.architecture onto the checkpoint
+// architectures Driftwood runs; the block is the same one.
+var ggufArchitectures = map[string]string{
+	"llama": "LlamaForCausalLM",
+	"qwen2": "Qwen2ForCausalLM",
+	"qwen3": "Qwen3ForCausalLM",
+}
+
+// loadGGUF opens a GGUF model file: its hyper-parameters from the
+// metadata, its tensors in place in the mapping.
+func loadGGUF(path string) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := configFromGGUF(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m := &Model{Dir: path, Config: cfg, GGUF: f}
+	if err := m.bindGGUF(); err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.Fingerprint = ggufFingerprint(f)
+	return m, nil
+}
+
+// configFromGGUF reads the hyper-parameters from GGUF metadata, as
+// config.json's keys, then fills defaults and validates them as
+// config.json's are.
+func configFromGGUF(f *gguf.File) (*Config, error) {
+	meta := f.Meta
+	arch, err := meta.String("general.architecture")
+	if err != nil {
+		return nil, err
+	}
+	hf, ok := ggufArchitectures[arch]
+	if !ok {
+		return nil, fmt.Errorf("general.architecture %q is not supported (Driftwood runs llama, qwen2 and qwen3 GGUF files)", arch)
+	}
+	c := &Config{Architectures: []string{hf}, ModelType: arch}
+	var errs []error
+	integer := func(dst *int, key string, required bool) {
+		key = arch + "." + key
+		if !required && !meta.Has(key) {
+			return
+		}
+		v, err := meta.Uint(key)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if v > 1<<31 {
+			errs = append(errs, fmt.Errorf("key %s: %d is too large", key, v))
+			return
+		}
+		*dst = int(v)
+	}
+	float := func(dst *float64, key string) {
+		key = arch + "." + key
+		if !meta.Has(key) {
+			return
+		}
+		v, err := meta.Float(key)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		*dst = v
+	}
+	integer(&c.NumHiddenLayers, "block_count", true)
+	integer(&c.HiddenSize, "embedding_length", true)
+	integer(&c.IntermediateSize, "feed_forward_length", true)
+	integer(&c.NumAttentionHeads, "attention.head_count", true)
+	integer(&c.NumKeyValueHeads, "attention.head_count_kv", false)
+	integer(&c.HeadDim, "attention.key_length", false)
+	integer(&c.MaxPositionEmbeddings, "context_length", true)
+	integer(&c.VocabSize, "vocab_size", false)
+	float(&c.RMSNormEps, "attention.layer_norm_rms_epsilon")
+	float(&c.RopeTheta, "rope.freq_base")
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if key := arch + ".rope.scaling.type"; meta.Has(key) {
+		if typ, err := meta.String(key); err != nil {
+			return nil, err
+		} else if typ != "none" {
+			return nil, fmt.Errorf("key %s: %q rope scaling is not supported (Llama 3's frequency factors, rope_freqs, are)", key, typ)
+		}
+	}
+	if c.VocabSize == 0 {
+		tokens, err := meta.Strings("tokenizer.ggml.tokens")
+		if err != nil {
+			return nil, fmt.Errorf("no %s.vocab_size, and %w", arch, err)
+		}
+		c.VocabSize = len(tokens)
+	}
+	for _, k := range []struct {
+		key string
+		dst *TokenIDs
+	}{{"tokenizer.ggml.eos_token_id", &c.EOSTokenIDs}, {"tokenizer.ggml.eot_token_id", &c.EOSTokenIDs}} {
+		if meta.Has(k.key) {
+			id, err := meta.Uint(k.key)
+			if err != nil {
+				return nil, err
+			}
+			*k.dst = union(*k.dst, TokenIDs{int32(id)})
+		}
+	}
+	if key := "tokenizer.ggml.bos_token_id"; meta.Has(key) {
+		id, err := meta.Uint(key)
+		if err != nil {
+			return nil, err
+		}
+		bos := int32(id)
+		c.BOSTokenID = &bos
+	}
+	// llama.cpp's converter orders each query and key head's rows for
+	// RoPE on adjacent pairs (llama's "normal" rotation); Qwen's heads
+	// keep Hugging Face's order.
+	c.PermutedQK = arch == "llama"
+	c.setDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// bindGGUF binds the tensors of a GGUF file under llama.cpp's names.
+func (m *Model) bindGGUF() error {
+	c, f := m.Config, m.GGUF
+	w := &m.Weights
+	q, kv := c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
+	var errs []error
+	get := func(dst *Tensor, name string, shape ...int) {
+		if err := m.ggufTensor(dst, name, shape...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	get(&w.EmbedTokens, "token_embd.weight", c.VocabSize, c.HiddenSize)
+	get(&w.Norm, "output_norm.weight", c.HiddenSize)
+	w.Layers = make([]LayerWeights, c.NumHiddenLayers)
+	for i := range w.Layers {
+		l := &w.Layers[i]
+		p := fmt.Sprintf("blk.%d.", i)
+		get(&l.InputLayernorm, p+"attn_norm.weight", c.HiddenSize)
+		get(&l.QProj, p+"attn_q.weight", q, c.HiddenSize)
+		get(&l.KProj, p+"attn_k.weight", kv, c.HiddenSize)
+		get(&l.VProj, p+"attn_v.weight", kv, c.HiddenSize)
+		get(&l.OProj, p+"attn_output.weight", c.HiddenSize, q)
+		get(&l.PostAttentionLayernorm, p+"ffn_norm.weight", c.HiddenSize)
+		get(&l.GateProj, p+"ffn_gate.weight", c.IntermediateSize, c.HiddenSize)
+		get(&l.UpProj, p+"ffn_up.weight", c.IntermediateSize, c.HiddenSize)
+		get(&l.DownProj, p+"ffn_down.weight", c.HiddenSize, c.IntermediateSize)
+		if c.QKVBias() {
+			get(&l.QBias, p+"attn_q.bias", q)
+			get(&l.KBias, p+"attn_k.bias", kv)
+			get(&l.VBias, p+"attn_v.bias", kv)
+		}
+		if c.QKNorm() {
+			get(&l.QNorm, p+"attn_q_norm.weight", c.HeadDim)
+			get(&l.KNorm, p+"attn_k_norm.weight", c.HeadDim)
+		}
+		if len(errs) > 0 {
+			break
+		}
+	}
+	if _, ok := f.Tensor("output.weight"); ok {
+		get(&w.LMHead, "output.weight", c.VocabSize, c.HiddenSize)
+	} else {
+		w.LMHead = w.EmbedTokens // tied
+	}
+	if t, ok := f.Tensor("rope_freqs.weight"); ok && len(errs) == 0 {
+		factors, err := ropeFactors(t, c.HeadDim/2)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+		}
+		c.RopeFactors = factors
+	}
+	return errors.Join(errs...)
+}
+
+// ggufTensor binds the GGUF tensor name into dst, checking its type and
+// its shape (shape is the logical one, rows first; GGUF lists the row
+// length first).
+func (m *Model) ggufTensor(dst *Tensor, name string, shape ...int) error {
+	f := m.GGUF
+	t, ok := f.Tensor(name)
+	if !ok {
+		return fmt.Errorf("%s: missing tensor %s", f.Path, name)
+	}
+	if !t.Type.Supported() {
+		return fmt.Errorf("%s: tensor %s is %s, which Driftwood does not read (it reads F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K and Q6_K)", f.Path, name, t.Type)
+	}
+	want := make([]int, len(shape))
+	for i, d := range shape {
+		want[len(shape)-1-i] = d
+	}
+	if !slices.Equal(t.Dims, want) {
+		return fmt.Errorf("%s: tensor %s has dims %v, want %v", f.Path, name, t.Dims, want)
+	}
+	*dst = Tensor{Name: name, File: f.Path, Shape: shape, Data: t.Data}
+	switch t.Type {
+	case gguf.F32:
+		dst.DType = safetensors.F32
+	case gguf.F16:
+		dst.DType = safetensors.F16
+	case gguf.BF16:
+		dst.DType = safetensors.BF16
+	default:
+		if len(shape) != 2 {
+			return fmt.Errorf("%s: tensor %s is %s, but a vector must be a float type", f.Path, name, t.Type)
+		}
+		dst.DType, dst.Blocks = safetensors.U8, t.Type
+	}
+	return nil
+}
+
+// ropeFactors reads Llama 3's rope frequency factors (rope_freqs.weight,
+// one per pair of a head's dimensions).
+func ropeFactors(t *gguf.Tensor, pairs int) ([]float64, error) {
+	if t.Type != gguf.F32 || !slices.Equal(t.Dims, []int{pairs}) {
+		return nil, fmt.Errorf("tensor %s is %s %v, want F32 [%d]", t.Name, t.Type, t.Dims, pairs)
+	}
+	vals := make([]float32, pairs)
+	if err := gguf.Dequantize(gguf.F32, vals, t.Data); err != nil {
+		return nil, err
+	}
+	out := make([]float64, pairs)
+	for i, v := range vals {
+		if !(v > 0) {
+			return nil, fmt.Errorf("tensor %s: factor %d is %g, not positive", t.Name, i, v)
+		}
+		out[i] = float64(v)
+	}
+	return out, nil
+}
+
+// ggufFingerprint identifies a GGUF model: its metadata (hyper-parameters
+// and tokenizer), every tensor's name, type and dims, and a sample of
+// every tensor's bytes (internal/weightsum).
+func ggufFingerprint(f *gguf.File) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "gguf\x00%d\x00", f.Version)
+	for k, v := range f.Meta.All() {
+		fmt.Fprintf(h, "%q=%v\x00", k, v)
+	}
+	data := make([][]byte, len(f.Tensors))
+	for i, t := range f.Tensors {
+		fmt.Fprintf(h, "\x00%s\x00%d\x00%v", t.Name, t.Type, t.Dims)
+		data[i] = t.Data
+	}
+	weightsum.Tensors(h, data)
+	return hex.EncodeToString(h.Sum(nil))
+}
