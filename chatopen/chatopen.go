@@ -86,9 +86,12 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 		hopt = *opt.Hub
 	}
 	hopt.Progress, hopt.OnProgress = opt.Progress, opt.OnProgress
-	dir, err := hub.Resolve(name, hopt)
-	if errors.Is(err, hub.ErrNotCached) {
-		dir, err = hub.Pull(ctx, name, hopt)
+	dir, err := name, error(nil)
+	if !engine.IsGGUF(name) {
+		dir, err = hub.Resolve(name, hopt)
+		if errors.Is(err, hub.ErrNotCached) {
+			dir, err = hub.Pull(ctx, name, hopt)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -131,6 +134,18 @@ func sourceOf(dir string) sessions.ModelSource {
 }
 
 func (l *Loaded) loadText(dir, tokenizerCache string, note func(string)) error {
+	if f := l.Weights.GGUF; f != nil {
+		tok, tmpl, err := ggufText(f)
+		if err != nil {
+			return err
+		}
+		if err := l.Weights.CheckVocabulary(f.Path, tok.VocabSize()); err != nil {
+			return err
+		}
+		l.Tok, l.Template = tok, tmpl
+		l.setEndOfTurn()
+		return nil
+	}
 	path := filepath.Join(dir, "tokenizer.json")
 	if _, err := os.Stat(path); err != nil {
 		return nil
@@ -149,15 +164,22 @@ func (l *Loaded) loadText(dir, tokenizerCache string, note func(string)) error {
 	if l.Template, err = chat.Load(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if l.Template != nil {
-		if id, ok := l.Tok.TokenID(l.Template.EOS()); ok {
-			l.endOfTurn = append(l.endOfTurn, id)
-		}
-		if id, ok := l.Template.EndOfTurn(l.Tok); ok {
-			l.endOfTurn = append(l.endOfTurn, id)
-		}
-	}
+	l.setEndOfTurn()
 	return nil
+}
+
+// setEndOfTurn finds the chat template's eos_token and end of turn among
+// the tokenizer's tokens.
+func (l *Loaded) setEndOfTurn() {
+	if l.Template == nil {
+		return
+	}
+	if id, ok := l.Tok.TokenID(l.Template.EOS()); ok {
+		l.endOfTurn = append(l.endOfTurn, id)
+	}
+	if id, ok := l.Template.EndOfTurn(l.Tok); ok {
+		l.endOfTurn = append(l.endOfTurn, id)
+	}
 }
 
 // Close frees the backend and unmaps the weights.
