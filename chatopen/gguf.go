@@ -2,6 +2,7 @@ package chatopen
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
@@ -52,8 +53,11 @@ func ggufText(f *gguf.File) (*tokenizer.Tokenizer, *chat.Template, error) {
 	} {
 		if m.Has(id.key) {
 			n, err := m.Uint(id.key)
+			if err == nil && n >= 1<<31 {
+				err = fmt.Errorf("key %s: %d is not a token id", id.key, n)
+			}
 			errs = append(errs, err)
-			if err == nil && n < 1<<31 {
+			if err == nil {
 				*id.dst = int32(n)
 			}
 		}
