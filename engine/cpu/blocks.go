@@ -33,11 +33,79 @@ func newBlockMatrix(t *engine.Tensor) (*blockMatrix, error) {
 }
 
 func (m *blockMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
+	x := in.x
+	switch m.typ {
+	case gguf.Q8_0:
+		for r := lo; r < hi; r++ {
+			out[r] = dotQ8_0(m.data[r*m.rowBytes:(r+1)*m.rowBytes], x)
+		}
+		return
+	case gguf.Q4_0, gguf.Q4_1:
+		for r := lo; r < hi; r++ {
+			out[r] = dotQ4(m.data[r*m.rowBytes:(r+1)*m.rowBytes], x, m.typ == gguf.Q4_1)
+		}
+		return
+	}
 	w := s.deq[:m.cols]
 	for r := lo; r < hi; r++ {
 		m.row(w, r)
-		kern.gemvF32(out[r:r+1], w, in.x)
+		kern.gemvF32(out[r:r+1], w, x)
 	}
+}
+
+// dotQ8_0 is a row of Q8_0 blocks (f16 d, 32 int8 codes) · x, without
+// writing the weights out: Σ d·Σq·x over the blocks.
+func dotQ8_0(row []byte, x []float32) float32 {
+	var acc float32
+	for b := 0; b+34 <= len(row); b += 34 {
+		q, xs := row[b+2:b+34], x[b/34*32:][:32]
+		var s0, s1, s2, s3 float32
+		for j := 0; j < 32; j += 4 {
+			s0 += float32(int8(q[j])) * xs[j]
+			s1 += float32(int8(q[j+1])) * xs[j+1]
+			s2 += float32(int8(q[j+2])) * xs[j+2]
+			s3 += float32(int8(q[j+3])) * xs[j+3]
+		}
+		acc += f16ToF32(uint16(row[b])|uint16(row[b+1])<<8) * ((s0 + s1) + (s2 + s3))
+	}
+	return acc
+}
+
+// nibble is each 4-bit code as a float (a load is cheaper than a
+// conversion).
+var nibble = [16]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+// dotQ4 is a row of Q4_0 blocks (f16 d, 16 bytes of codes: low nibbles
+// the first 16 weights; w = d·(q−8)) or Q4_1 blocks (f16 d and m, then
+// the codes; w = d·q + m) · x, without writing the weights out:
+// Σ d·Σq·x + m·Σx over the blocks, m = −8d for Q4_0.
+func dotQ4(row []byte, x []float32, q41 bool) float32 {
+	bb, head := 18, 2
+	if q41 {
+		bb, head = 20, 4
+	}
+	var acc float32
+	for b := 0; b+bb <= len(row); b += bb {
+		q, xs := row[b+head : b+bb][:16], x[b/bb*32:][:32]
+		lo, hi := xs[:16:16], xs[16:32:32]
+		var s0, s1, s2, s3, x0, x1 float32
+		for j := 0; j < 16; j += 2 {
+			q0, q1 := q[j], q[j+1]
+			s0 += nibble[q0&15] * lo[j]
+			s1 += nibble[q0>>4] * hi[j]
+			s2 += nibble[q1&15] * lo[j+1]
+			s3 += nibble[q1>>4] * hi[j+1]
+			x0 += lo[j] + hi[j]
+			x1 += lo[j+1] + hi[j+1]
+		}
+		d := f16ToF32(uint16(row[b]) | uint16(row[b+1])<<8)
+		m := -8 * d
+		if q41 {
+			m = f16ToF32(uint16(row[b+2]) | uint16(row[b+3])<<8)
+		}
+		acc += d*((s0+s1)+(s2+s3)) + m*(x0+x1)
+	}
+	return acc
 }
 
 func (m *blockMatrix) panel(r, k0, k1 int, s *scratch) ([]float32, int) {
