@@ -259,16 +259,8 @@ func TestRunChatPrefixCache(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		var st struct {
-			Stats struct {
-				PromptTokens int `json:"prompt_tokens"`
-			} `json:"stats"`
-		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &st); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(lines[:len(lines)-1], "\n"), st.Stats.PromptTokens
+		return strings.Join(lines[:len(lines)-1], "\n"), statsPromptTokens(t, out)
 	}
 	cold, coldN := run()
 	warm, warmN := run()
@@ -280,4 +272,20 @@ func TestRunChatPrefixCache(t *testing.T) {
 	if reply, n := run("--config", off); n != coldN || reply != cold {
 		t.Errorf("with no_prefix_cache: %d prompt tokens, want %d", n, coldN)
 	}
+}
+
+// statsPromptTokens reads the prompt tokens from the stats line of run
+// --json.
+func statsPromptTokens(t *testing.T, out string) int {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var st struct {
+		Stats struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &st); err != nil {
+		t.Fatalf("the stats line %q: %v", lines[len(lines)-1], err)
+	}
+	return st.Stats.PromptTokens
 }
