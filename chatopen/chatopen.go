@@ -188,10 +188,11 @@ func (l *Loaded) Close() {
 	l.Weights.Close()
 }
 
-// Describe names the model for people: its name and shape.
+// Describe names the model for people: its name (a folder's or a file's
+// base name) and shape.
 func (l *Loaded) Describe() string {
 	name := l.Name
-	if name == "" {
+	if _, err := os.Stat(name); name == "" || err == nil {
 		name = filepath.Base(filepath.Clean(l.Weights.Dir))
 	}
 	return name + " (" + l.Weights.Config.Describe() + ")"

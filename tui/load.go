@@ -126,10 +126,10 @@ func hubOptions(opt Options) hub.Options {
 	return hub.OptionsFromEnv()
 }
 
-// modelLabel is how a model is shown: a folder by its base name, a repo
-// id as it is.
+// modelLabel is how a model is shown: a folder or a file (GGUF) by its
+// base name, a repo id as it is.
 func modelLabel(name string) string {
-	if st, err := os.Stat(name); err == nil && st.IsDir() {
+	if _, err := os.Stat(name); err == nil {
 		return filepath.Base(filepath.Clean(name))
 	}
 	return name
