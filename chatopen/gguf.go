@@ -15,7 +15,47 @@ import (
 // tokenizer_config.json, from the other reader. A file without a chat
 // template gives a nil template.
 func ggufText(f *gguf.File) (*tokenizer.Tokenizer, *chat.Template, error) {
+	v, err := ggufVocab(f.Meta)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := tokenizer.FromGGUF(v, f.Path)
+	if err != nil {
+		return nil, nil, err
+	}
 	m := f.Meta
+	if !m.Has("tokenizer.chat_template") {
+		return tok, nil, nil
+	}
+	src, err := m.String("tokenizer.chat_template")
+	if err != nil {
+		return nil, nil, err
+	}
+	text := func(id int32) string {
+		if id < 0 || int(id) >= len(v.Tokens) {
+			return ""
+		}
+		return v.Tokens[id]
+	}
+	tmpl, err := chat.FromSource(src, text(v.BOS), text(v.EOS), f.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tok, tmpl, nil
+}
+
+// GGUFTokenizer reads the tokenizer a GGUF file's metadata carries, for
+// the commands that need no model.
+func GGUFTokenizer(f *gguf.File) (*tokenizer.Tokenizer, error) {
+	v, err := ggufVocab(f.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return tokenizer.FromGGUF(v, f.Path)
+}
+
+// ggufVocab reads the tokenizer.ggml.* keys.
+func ggufVocab(m gguf.Metadata) (tokenizer.GGUFVocab, error) {
 	v := tokenizer.GGUFVocab{BOS: -1, EOS: -1, EOT: -1, Unknown: -1, Padding: -1}
 	var errs []error
 	str := func(dst *string, key string) {
@@ -74,29 +114,5 @@ func ggufText(f *gguf.File) (*tokenizer.Tokenizer, *chat.Template, error) {
 			*b.dst = &on
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
-	tok, err := tokenizer.FromGGUF(v, f.Path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !m.Has("tokenizer.chat_template") {
-		return tok, nil, nil
-	}
-	src, err := m.String("tokenizer.chat_template")
-	if err != nil {
-		return nil, nil, err
-	}
-	text := func(id int32) string {
-		if id < 0 || int(id) >= len(v.Tokens) {
-			return ""
-		}
-		return v.Tokens[id]
-	}
-	tmpl, err := chat.FromSource(src, text(v.BOS), text(v.EOS), f.Path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tok, tmpl, nil
+	return v, errors.Join(errs...)
 }

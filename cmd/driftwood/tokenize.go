@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/driftwoodlabs/driftwood/chatopen"
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 )
 
@@ -28,7 +31,7 @@ func cmdTokenize(_ context.Context, args []string, out, errOut io.Writer) error 
 		fmt.Fprintln(errOut, "usage: driftwood tokenize --model DIR [--special] [--add-special-tokens] [--json] TEXT...")
 		fs.PrintDefaults()
 	}
-	model := fs.String("model", "", "model folder with tokenizer.json (or the path of a tokenizer.json)")
+	model := fs.String("model", "", "model folder with tokenizer.json (or the path of a tokenizer.json, or a GGUF file)")
 	special := fs.Bool("special", false, "recognise special tokens written in the text, such as <|eot_id|>")
 	addSpecial := fs.Bool("add-special-tokens", false, "add the tokens the tokenizer's post-processor adds (the BOS of Llama and Mistral, nothing for Qwen)")
 	asJSON := fs.Bool("json", false, `print a JSON array of {"id", "text", "bytes" (hex)} instead of the ids`)
@@ -43,11 +46,7 @@ func cmdTokenize(_ context.Context, args []string, out, errOut io.Writer) error 
 		fs.Usage()
 		return errors.New("no text to tokenize")
 	}
-	path := *model
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "tokenizer.json")
-	}
-	tok, err := tokenizer.Load(path)
+	tok, err := loadTokenizer(*model)
 	if err != nil {
 		return err
 	}
@@ -103,4 +102,21 @@ func writeTokensJSON(w io.Writer, tok *tokenizer.Tokenizer, ids []int32) error {
 	b.WriteString("]\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// loadTokenizer reads the tokenizer of a model folder, a tokenizer.json
+// or a GGUF file (its metadata), without loading a model.
+func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
+	if engine.IsGGUF(path) {
+		f, err := gguf.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return chatopen.GGUFTokenizer(f)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, "tokenizer.json")
+	}
+	return tokenizer.Load(path)
 }

@@ -160,3 +160,30 @@ func TestTokenizeErrors(t *testing.T) {
 		t.Errorf("-h: %v, %q", err, errOut)
 	}
 }
+
+// TestTokenizeGGUF: a GGUF file's tokenizer, from its metadata (here the
+// tokenizer-only file of SmolLM2's, in the tokenizer's test data), with
+// the ids llama.cpp gives for the text.
+func TestTokenizeGGUF(t *testing.T) {
+	src, err := os.Open("../../engine/tokenizer/testdata/gguf/smollm2.gguf.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	z, err := gzip.NewReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "smollm2.gguf")
+	data, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "tokenize", "--model", path, "Hello world, 12345!")
+	if want := "19556 905 28 216 33 34 35 36 37 17\n"; code != 0 || out != want {
+		t.Errorf("exit %d, %q (%s); want llama.cpp's %q", code, out, errOut, want)
+	}
+}
