@@ -45,7 +45,14 @@ type config struct {
 	RopeTheta    float64 `json:"rope_theta"`
 	Eps          float64 `json:"rms_norm_eps"`
 	BOS          int     `json:"bos_token_id"`
-	Quant        *struct {
+	RopeScaling  *struct {
+		Type           string  `json:"rope_type"`
+		Factor         float64 `json:"factor"`
+		LowFreqFactor  float64 `json:"low_freq_factor"`
+		HighFreqFactor float64 `json:"high_freq_factor"`
+		Original       int     `json:"original_max_position_embeddings"`
+	} `json:"rope_scaling"`
+	Quant *struct {
 		GroupSize int `json:"group_size"`
 		Bits      int `json:"bits"`
 	} `json:"quantization"`
@@ -121,7 +128,7 @@ func typeNames() string {
 func main() {
 	from := flag.String("from", "", "MLX model folder to convert")
 	out := flag.String("out", "", "GGUF file to write")
-	typ := flag.String("type", "", "weights' type: "+typeNames()+" (default: q4_0 for a q4 source, q8_0 for q8, else f16)")
+	typ := flag.String("type", "", "weights' type: "+typeNames()+" (default: q4_0 for a q4 source, q8_0 for q8, else f16); a comma-separated list gives the weight matrices those types in turn, in file order (a file of mixed types, as llama.cpp's _M ones are)")
 	flag.Parse()
 	if *from == "" || *out == "" {
 		fmt.Fprintln(os.Stderr, "usage: ggufgen --from DIR --out FILE.gguf [--type TYPE]")
@@ -154,11 +161,23 @@ func run(from, out, typName string) error {
 			typName = "q8_0"
 		}
 	}
-	ft, ok := types[typName]
-	if !ok {
-		return fmt.Errorf("--type %q: want one of %s", typName, typeNames())
+	var cycle []gguf.Type
+	var ft fileType
+	for i, name := range strings.Split(typName, ",") {
+		t, ok := types[name]
+		if !ok {
+			return fmt.Errorf("--type %q: want one of %s", name, typeNames())
+		}
+		if i == 0 {
+			ft = t
+		}
+		cycle = append(cycle, t.typ)
 	}
-	wt := ft.typ
+	next := 0
+	wt := func() gguf.Type { // each weight matrix the next type in turn
+		next++
+		return cycle[(next-1)%len(cycle)]
+	}
 	st, err := safetensors.Open(filepath.Join(from, "model.safetensors"))
 	if err != nil {
 		return err
@@ -185,24 +204,24 @@ func run(from, out, typName string) error {
 	h, kv, d := c.Hidden, c.KVHeads*c.HeadDim, c.Intermediate
 	q := c.Heads * c.HeadDim
 	ts := []tensor{
-		{"token_embd.weight", []int{h, c.Vocab}, wt, "model.embed_tokens", 0},
+		{"token_embd.weight", []int{h, c.Vocab}, wt(), "model.embed_tokens", 0},
 		{"output_norm.weight", []int{h}, gguf.F32, "model.norm", 0},
 	}
 	if _, ok := st.Tensors["lm_head.weight"]; ok {
-		ts = append(ts, tensor{"output.weight", []int{h, c.Vocab}, wt, "lm_head", 0})
+		ts = append(ts, tensor{"output.weight", []int{h, c.Vocab}, wt(), "lm_head", 0})
 	}
 	for l := 0; l < c.Layers; l++ {
 		p, s := fmt.Sprintf("blk.%d.", l), fmt.Sprintf("model.layers.%d.", l)
 		ts = append(ts,
 			tensor{p + "attn_norm.weight", []int{h}, gguf.F32, s + "input_layernorm", 0},
-			tensor{p + "attn_q.weight", []int{h, q}, wt, s + "self_attn.q_proj", c.Heads},
-			tensor{p + "attn_k.weight", []int{h, kv}, wt, s + "self_attn.k_proj", c.KVHeads},
-			tensor{p + "attn_v.weight", []int{h, kv}, wt, s + "self_attn.v_proj", 0},
-			tensor{p + "attn_output.weight", []int{q, h}, wt, s + "self_attn.o_proj", 0},
+			tensor{p + "attn_q.weight", []int{h, q}, wt(), s + "self_attn.q_proj", c.Heads},
+			tensor{p + "attn_k.weight", []int{h, kv}, wt(), s + "self_attn.k_proj", c.KVHeads},
+			tensor{p + "attn_v.weight", []int{h, kv}, wt(), s + "self_attn.v_proj", 0},
+			tensor{p + "attn_output.weight", []int{q, h}, wt(), s + "self_attn.o_proj", 0},
 			tensor{p + "ffn_norm.weight", []int{h}, gguf.F32, s + "post_attention_layernorm", 0},
-			tensor{p + "ffn_gate.weight", []int{h, d}, wt, s + "mlp.gate_proj", 0},
-			tensor{p + "ffn_up.weight", []int{h, d}, wt, s + "mlp.up_proj", 0},
-			tensor{p + "ffn_down.weight", []int{d, h}, wt, s + "mlp.down_proj", 0},
+			tensor{p + "ffn_gate.weight", []int{h, d}, wt(), s + "mlp.gate_proj", 0},
+			tensor{p + "ffn_up.weight", []int{h, d}, wt(), s + "mlp.up_proj", 0},
+			tensor{p + "ffn_down.weight", []int{d, h}, wt(), s + "mlp.down_proj", 0},
 		)
 	}
 	wts := make([]gguf.WriteTensor, len(ts))
@@ -237,6 +256,19 @@ func run(from, out, typName string) error {
 		{Key: "tokenizer.ggml.token_type", Value: tokenTypes},
 		{Key: "tokenizer.ggml.merges", Value: tok.Model.Merges},
 		{Key: "tokenizer.ggml.bos_token_id", Value: uint32(c.BOS)},
+	}
+	var tc struct {
+		ChatTemplate string `json:"chat_template"`
+		EOS          string `json:"eos_token"`
+	}
+	if err := readJSON(from+"/tokenizer_config.json", &tc); err == nil && tc.ChatTemplate != "" {
+		meta = append(meta, gguf.KV{Key: "tokenizer.chat_template", Value: tc.ChatTemplate})
+		if id, ok := tok.id(tc.EOS); ok {
+			meta = append(meta, gguf.KV{Key: "tokenizer.ggml.eos_token_id", Value: uint32(id)})
+		}
+	}
+	if factors := c.ropeFactors(); factors != nil {
+		wts = append(wts, gguf.WriteTensor{Name: "rope_freqs.weight", Type: gguf.F32, Dims: []int{len(factors)}, Data: f32Bytes(factors)})
 	}
 	f, err := os.Create(out)
 	if err != nil {
@@ -367,4 +399,51 @@ func f16ToF32(h uint16) float32 {
 		return -v
 	}
 	return v
+}
+
+// id finds a token by its text, among the added tokens and the vocabulary.
+func (t *tokenizer) id(text string) (int, bool) {
+	for _, a := range t.Added {
+		if a.Content == text {
+			return a.ID, true
+		}
+	}
+	id, ok := t.Model.Vocab[text]
+	return id, ok
+}
+
+// ropeFactors are Llama 3's rope scaling as llama.cpp's converter writes
+// it (rope_freqs): for each pair of a head's dimensions, its frequency
+// over the scaled one; nil without llama3 scaling.
+func (c config) ropeFactors() []float32 {
+	s := c.RopeScaling
+	if s == nil || s.Type != "llama3" {
+		return nil
+	}
+	L := float64(s.Original)
+	lowWL, highWL := L/s.LowFreqFactor, L/s.HighFreqFactor
+	out := make([]float32, c.HeadDim/2)
+	for i := range out {
+		f := 1 / math.Pow(c.RopeTheta, float64(2*i)/float64(c.HeadDim))
+		wl := 2 * math.Pi / f
+		switch {
+		case wl < highWL:
+			out[i] = 1
+		case wl > lowWL:
+			out[i] = float32(s.Factor)
+		default:
+			sm := (L/wl - s.LowFreqFactor) / (s.HighFreqFactor - s.LowFreqFactor)
+			out[i] = float32(1 / ((1-sm)/s.Factor + sm))
+		}
+	}
+	return out
+}
+
+// f32Bytes is v as little-endian bytes.
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
 }

@@ -46,7 +46,7 @@ func cmdGenModel(args []string, out, errOut io.Writer) error {
 	group := fs.Int("group-size", 64, "quantisation group size for q4/q8")
 	seed := fs.Uint64("seed", 1, "random seed")
 	dir := fs.String("out", "", "output folder (required)")
-	tokDir := fs.String("tokenizer", filepath.Join("testdata", "llama3-tokenizer"), "folder with the Llama 3 tokenizer test data")
+	tokDir := fs.String("tokenizer", filepath.Join("testdata", "llama3-tokenizer"), "folder with the Llama 3 tokenizer test data, or a folder with tokenizer.json and tokenizer_config.json to copy (testdata/tiny-tokenizer for tiny-256)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,16 +61,30 @@ func cmdGenModel(args []string, out, errOut io.Writer) error {
 	if err := synthmodel.Write(*dir, synthmodel.Options{Shape: s, Dtype: *dtype, Seed: *seed, GroupSize: *group}); err != nil {
 		return err
 	}
-	if err := writeLlama3Tokenizer(*tokDir, *dir); err != nil {
+	if err := writeTokenizer(*tokDir, *dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s\n", *dir)
 	return nil
 }
 
-// writeLlama3Tokenizer puts the real Llama 3 tokenizer.json and a
-// tokenizer_config.json with Llama 3.2's chat template into dir.
-func writeLlama3Tokenizer(src, dir string) error {
+// writeTokenizer copies src's tokenizer.json and tokenizer_config.json
+// into dir, or, from the Llama 3 tokenizer test data, writes the real
+// Llama 3 tokenizer.json and a tokenizer_config.json with Llama 3.2's
+// chat template.
+func writeTokenizer(src, dir string) error {
+	if _, err := os.Stat(filepath.Join(src, "tokenizer.json")); err == nil {
+		for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	tok, err := readGz(filepath.Join(src, "tokenizer.json.gz"))
 	if err != nil {
 		return fmt.Errorf("%w (run from the repository root, or give --tokenizer)", err)

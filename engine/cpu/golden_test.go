@@ -75,7 +75,7 @@ func numerics(m *engine.Model) golden.Numerics {
 // Close) with every kernel set.
 func TestConformance(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
-		golden.CheckBackendWithin(t, append(slices.Clone(golden.Models), golden.QwenModels...), func(t *testing.T, m *engine.Model) engine.Backend {
+		golden.CheckBackendWithin(t, slices.Concat(golden.Models, golden.QwenModels, golden.GGUFModels), func(t *testing.T, m *engine.Model) engine.Backend {
 			b, err := New(m, Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Models lists the test models, in the order of the test data's README.
@@ -24,6 +25,13 @@ var Models = []string{
 // QwenModels are the Qwen test models (Qwen3 with q/k norms, Qwen2 with
 // q/k/v biases, Qwen3 quantised), for the backends that run them.
 var QwenModels = []string{"tiny-qwen3-f32", "tiny-qwen2-f32", "tiny-qwen3-mlx-q4"}
+
+// GGUFModels are the GGUF test files of testdata/gguf, written by
+// bench/ggufgen with every tensor type Driftwood reads between them
+// (tiny-mixed: tiny-f32's weights in F32, F16, BF16, Q4_0, Q4_1 and Q8_0
+// in turn; tiny-kquants: a tiny-256 model in Q4_K, Q5_K, Q6_K and Q8_0),
+// whose golden data testdata/gguf/reference.py computes.
+var GGUFModels = []string{"tiny-mixed.gguf", "tiny-kquants.gguf"}
 
 // Golden is one model's reference results.
 type Golden struct {
@@ -60,12 +68,21 @@ func Dir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "models")
 }
 
-// ModelDir is the folder of one test model.
-func ModelDir(model string) string { return filepath.Join(Dir(), model) }
+// ModelDir is the folder of one test model, or the file of a GGUF one
+// (GGUFModels).
+func ModelDir(model string) string {
+	if strings.HasSuffix(model, ".gguf") {
+		return filepath.Join(Dir(), "..", "gguf", model)
+	}
+	return filepath.Join(Dir(), model)
+}
 
 // Load reads a test model's golden data.
 func Load(model string) (*Golden, error) {
 	path := filepath.Join(ModelDir(model), "golden.json.gz")
+	if strings.HasSuffix(model, ".gguf") {
+		path = strings.TrimSuffix(ModelDir(model), ".gguf") + ".golden.json.gz"
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

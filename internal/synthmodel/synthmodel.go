@@ -39,6 +39,10 @@ var Shapes = map[string]Shape{
 	"llama-3.2-1b": {Hidden: 2048, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, Intermediate: 8192, Vocab: 128256,
 		RopeFactor: 32, RopeLow: 1, RopeHigh: 4, RopeOriginal: 8192, MaxPositions: 131072,
 		BOS: 128000, EOS: []int{128001, 128008, 128009}},
+	// A test model whose rows hold whole k-quant super-blocks (256),
+	// for the tiny tokenizer of testdata/tiny-tokenizer.
+	"tiny-256": {Hidden: 256, Layers: 1, Heads: 4, KVHeads: 2, HeadDim: 64, Intermediate: 512, Vocab: 512,
+		MaxPositions: 512, BOS: 500, EOS: []int{501}},
 }
 
 // Dtypes are the weight formats the generator writes.
