@@ -165,55 +165,18 @@ func configFromGGUF(f *gguf.File) (*Config, error) {
 // bindGGUF binds the tensors of a GGUF file under llama.cpp's names.
 func (m *Model) bindGGUF() error {
 	c, f := m.Config, m.GGUF
-	w := &m.Weights
-	q, kv := c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
-	var errs []error
-	get := func(dst *Tensor, name string, shape ...int) {
-		if err := m.ggufTensor(dst, name, shape...); err != nil {
-			errs = append(errs, err)
-		}
+	_, untied := f.Tensor("output.weight")
+	if err := m.Weights.bind(c, ggufNames, m.ggufTensor, m.ggufTensor, untied); err != nil {
+		return err
 	}
-	get(&w.EmbedTokens, "token_embd.weight", c.VocabSize, c.HiddenSize)
-	get(&w.Norm, "output_norm.weight", c.HiddenSize)
-	w.Layers = make([]LayerWeights, c.NumHiddenLayers)
-	for i := range w.Layers {
-		l := &w.Layers[i]
-		p := fmt.Sprintf("blk.%d.", i)
-		get(&l.InputLayernorm, p+"attn_norm.weight", c.HiddenSize)
-		get(&l.QProj, p+"attn_q.weight", q, c.HiddenSize)
-		get(&l.KProj, p+"attn_k.weight", kv, c.HiddenSize)
-		get(&l.VProj, p+"attn_v.weight", kv, c.HiddenSize)
-		get(&l.OProj, p+"attn_output.weight", c.HiddenSize, q)
-		get(&l.PostAttentionLayernorm, p+"ffn_norm.weight", c.HiddenSize)
-		get(&l.GateProj, p+"ffn_gate.weight", c.IntermediateSize, c.HiddenSize)
-		get(&l.UpProj, p+"ffn_up.weight", c.IntermediateSize, c.HiddenSize)
-		get(&l.DownProj, p+"ffn_down.weight", c.HiddenSize, c.IntermediateSize)
-		if c.QKVBias() {
-			get(&l.QBias, p+"attn_q.bias", q)
-			get(&l.KBias, p+"attn_k.bias", kv)
-			get(&l.VBias, p+"attn_v.bias", kv)
-		}
-		if c.QKNorm() {
-			get(&l.QNorm, p+"attn_q_norm.weight", c.HeadDim)
-			get(&l.KNorm, p+"attn_k_norm.weight", c.HeadDim)
-		}
-		if len(errs) > 0 {
-			break
-		}
-	}
-	if _, ok := f.Tensor("output.weight"); ok {
-		get(&w.LMHead, "output.weight", c.VocabSize, c.HiddenSize)
-	} else {
-		w.LMHead = w.EmbedTokens // tied
-	}
-	if t, ok := f.Tensor("rope_freqs.weight"); ok && len(errs) == 0 {
+	if t, ok := f.Tensor("rope_freqs.weight"); ok {
 		factors, err := ropeFactors(t, c.HeadDim/2)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+			return fmt.Errorf("%s: %w", f.Path, err)
 		}
 		c.RopeFactors = factors
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // ggufTensor binds the GGUF tensor name into dst, checking its type and

@@ -290,52 +290,83 @@ func (m *Model) bind() error {
 	if have := m.storedLayers(); have < c.NumHiddenLayers {
 		return fmt.Errorf("%s: num_hidden_layers is %d but %s holds %d layers", filepath.Join(m.Dir, "config.json"), c.NumHiddenLayers, m.weightsName(), have)
 	}
-	w := &m.Weights
+	head, _ := m.lookup("lm_head.weight")
+	bias := func(dst *Tensor, name string, shape ...int) error { return m.vector(dst, name, shape[0]) }
+	return m.Weights.bind(c, hfNames, m.tensor, bias, !c.Tied(head != nil))
+}
+
+// weightNames is how a format names a model's tensors: the embedding,
+// the final norm and the output layer, and each block's parts after the
+// block's prefix.
+type weightNames struct {
+	embed, norm, head string
+	layer             string // a fmt format of the layer number
+	// The block's parts: norms, projections, Qwen2's biases, Qwen3's
+	// head norms.
+	attnNorm, q, k, v, o, mlpNorm, gate, up, down string
+	qBias, kBias, vBias, qNorm, kNorm             string
+}
+
+// hfNames are a Hugging Face checkpoint's (before ".weight", which
+// Model.tensor adds with its quantisation's ".scales" and ".biases").
+var hfNames = weightNames{embed: "model.embed_tokens", norm: "model.norm", head: "lm_head", layer: "model.layers.%d.",
+	attnNorm: "input_layernorm", q: "self_attn.q_proj", k: "self_attn.k_proj", v: "self_attn.v_proj", o: "self_attn.o_proj",
+	mlpNorm: "post_attention_layernorm", gate: "mlp.gate_proj", up: "mlp.up_proj", down: "mlp.down_proj",
+	qBias: "self_attn.q_proj.bias", kBias: "self_attn.k_proj.bias", vBias: "self_attn.v_proj.bias", qNorm: "self_attn.q_norm", kNorm: "self_attn.k_norm"}
+
+// ggufNames are llama.cpp's.
+var ggufNames = weightNames{embed: "token_embd.weight", norm: "output_norm.weight", head: "output.weight", layer: "blk.%d.",
+	attnNorm: "attn_norm.weight", q: "attn_q.weight", k: "attn_k.weight", v: "attn_v.weight", o: "attn_output.weight",
+	mlpNorm: "ffn_norm.weight", gate: "ffn_gate.weight", up: "ffn_up.weight", down: "ffn_down.weight",
+	qBias: "attn_q.bias", kBias: "attn_k.bias", vBias: "attn_v.bias", qNorm: "attn_q_norm.weight", kNorm: "attn_k_norm.weight"}
+
+// bind binds every weight of a model of configuration c, named as names
+// says: get binds a matrix or a norm, bias a projection's bias, each
+// checking the shape it is given; the output layer is the embedding
+// unless untied. The errors name the tensors (binding stops after the
+// first block that has one).
+func (w *Weights) bind(c *Config, names weightNames, get, bias func(dst *Tensor, name string, shape ...int) error, untied bool) error {
 	q, kv := c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
 	var errs []error
-	get := func(dst *Tensor, name string, shape ...int) {
-		if err := m.tensor(dst, name, shape...); err != nil {
-			errs = append(errs, err)
+	bound := func(bind func(*Tensor, string, ...int) error) func(*Tensor, string, ...int) {
+		return func(dst *Tensor, name string, shape ...int) {
+			if err := bind(dst, name, shape...); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	bias := func(dst *Tensor, name string, n int) {
-		if err := m.vector(dst, name, n); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	get(&w.EmbedTokens, "model.embed_tokens", c.VocabSize, c.HiddenSize)
-	get(&w.Norm, "model.norm", c.HiddenSize)
+	tensor, vector := bound(get), bound(bias)
+	tensor(&w.EmbedTokens, names.embed, c.VocabSize, c.HiddenSize)
+	tensor(&w.Norm, names.norm, c.HiddenSize)
 	w.Layers = make([]LayerWeights, c.NumHiddenLayers)
 	for i := range w.Layers {
-		l := &w.Layers[i]
-		p := fmt.Sprintf("model.layers.%d.", i)
-		get(&l.InputLayernorm, p+"input_layernorm", c.HiddenSize)
-		get(&l.QProj, p+"self_attn.q_proj", q, c.HiddenSize)
-		get(&l.KProj, p+"self_attn.k_proj", kv, c.HiddenSize)
-		get(&l.VProj, p+"self_attn.v_proj", kv, c.HiddenSize)
-		get(&l.OProj, p+"self_attn.o_proj", c.HiddenSize, q)
-		get(&l.PostAttentionLayernorm, p+"post_attention_layernorm", c.HiddenSize)
-		get(&l.GateProj, p+"mlp.gate_proj", c.IntermediateSize, c.HiddenSize)
-		get(&l.UpProj, p+"mlp.up_proj", c.IntermediateSize, c.HiddenSize)
-		get(&l.DownProj, p+"mlp.down_proj", c.HiddenSize, c.IntermediateSize)
+		l, p := &w.Layers[i], fmt.Sprintf(names.layer, i)
+		tensor(&l.InputLayernorm, p+names.attnNorm, c.HiddenSize)
+		tensor(&l.QProj, p+names.q, q, c.HiddenSize)
+		tensor(&l.KProj, p+names.k, kv, c.HiddenSize)
+		tensor(&l.VProj, p+names.v, kv, c.HiddenSize)
+		tensor(&l.OProj, p+names.o, c.HiddenSize, q)
+		tensor(&l.PostAttentionLayernorm, p+names.mlpNorm, c.HiddenSize)
+		tensor(&l.GateProj, p+names.gate, c.IntermediateSize, c.HiddenSize)
+		tensor(&l.UpProj, p+names.up, c.IntermediateSize, c.HiddenSize)
+		tensor(&l.DownProj, p+names.down, c.HiddenSize, c.IntermediateSize)
 		if c.QKVBias() {
-			bias(&l.QBias, p+"self_attn.q_proj.bias", q)
-			bias(&l.KBias, p+"self_attn.k_proj.bias", kv)
-			bias(&l.VBias, p+"self_attn.v_proj.bias", kv)
+			vector(&l.QBias, p+names.qBias, q)
+			vector(&l.KBias, p+names.kBias, kv)
+			vector(&l.VBias, p+names.vBias, kv)
 		}
 		if c.QKNorm() {
-			get(&l.QNorm, p+"self_attn.q_norm", c.HeadDim)
-			get(&l.KNorm, p+"self_attn.k_norm", c.HeadDim)
+			tensor(&l.QNorm, p+names.qNorm, c.HeadDim)
+			tensor(&l.KNorm, p+names.kNorm, c.HeadDim)
 		}
 		if len(errs) > 0 {
 			break
 		}
 	}
-	head, _ := m.lookup("lm_head.weight")
-	if c.Tied(head != nil) {
-		w.LMHead = w.EmbedTokens
+	if untied {
+		tensor(&w.LMHead, names.head, c.VocabSize, c.HiddenSize)
 	} else {
-		get(&w.LMHead, "lm_head", c.VocabSize, c.HiddenSize)
+		w.LMHead = w.EmbedTokens
 	}
 	return errors.Join(errs...)
 }
