@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -22,7 +23,8 @@ import (
 // listed in id order, as transformers' converter lists them; llama.cpp
 // applies their merges leftmost first instead. Llama 2's and Mistral's
 // runs of "▁" all score -1e9, and the two orders give the same ids on
-// every run tested; ties between other tokens are refused.
+// every run tested (1 to 70 spaces, in text and code); ties between other
+// tokens are refused.
 //
 // # Errors
 //
@@ -40,7 +42,36 @@ func (v GGUFVocab) TokenizerJSON() ([]byte, error) {
 			return nil, err
 		}
 	}
-	return json.Marshal(f)
+	return marshal(f)
+}
+
+// marshal is json.Marshal without HTML escapes: "<|eot_id|>", not
+// "\u003c|eot_id|\u003e".
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
+}
+
+// MarshalJSON writes the merges as "left right" strings, the form Load
+// reads fastest (scanMerges), or as ["left", "right"] pairs when a token
+// holds a space; nil is null, as before.
+func (ms mergesJSON) MarshalJSON() ([]byte, error) {
+	if ms == nil {
+		return []byte("null"), nil
+	}
+	for _, m := range ms {
+		if strings.Contains(m[0], " ") || strings.Contains(m[1], " ") {
+			return marshal([][2]string(ms))
+		}
+	}
+	list := make([]string, len(ms))
+	for i, m := range ms {
+		list[i] = m[0] + " " + m[1]
+	}
+	return marshal(list)
 }
 
 // rankMerges orders m's merges by their ranks, ties in the order given

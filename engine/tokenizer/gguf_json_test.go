@@ -107,3 +107,26 @@ func TestTokenizerJSONRefusesEqualScores(t *testing.T) {
 		t.Fatalf("TokenizerJSON of equal scores: %v; want an error naming tokenizer.ggml.scores and two tokens of the same score", err)
 	}
 }
+
+// TestMergesJSON: merges are written as "left right" strings, the form
+// Load reads fastest, unless a token holds a space, which only pairs can
+// say; either form reads back as written, without HTML escapes.
+func TestMergesJSON(t *testing.T) {
+	for _, c := range []struct {
+		merges mergesJSON
+		want   string
+	}{
+		{mergesJSON{{"Ġ", "t"}, {"<", "|"}}, `["Ġ t","< |"]`},
+		{mergesJSON{{"a", "b"}, {"a b", "c"}}, `[["a","b"],["a b","c"]]`},
+	} {
+		data, err := marshal(c.merges)
+		if err != nil || string(data) != c.want {
+			t.Errorf("%q: %s, %v; want %s", c.merges, data, err, c.want)
+			continue
+		}
+		var back mergesJSON
+		if err := back.UnmarshalJSON(data); err != nil || !slices.Equal(back, c.merges) {
+			t.Errorf("%s reads back as %q, %v", data, back, err)
+		}
+	}
+}
