@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
@@ -39,26 +40,33 @@ const cachedirTag = "Signature: 8a477f597d28d172789f06886806bc55\n" +
 	"# For information about cache directory tags, see:\n" +
 	"#\thttps://bford.info/cachedir/\n"
 
-// Resolve turns a model name into a model folder: a local folder with
-// config.json is returned as is; a repo id org/name[@revision] is looked up
-// in the cache and its snapshot folder returned. It never uses the network;
-// a repo that is not completely cached gives an error wrapping ErrNotCached
-// that names the paths tried and the pull command.
-func Resolve(name string, opt Options) (string, error) {
-	st, statErr := os.Stat(name)
-	if statErr == nil && st.IsDir() {
-		if _, err := os.Stat(filepath.Join(name, "config.json")); err == nil {
-			return name, nil
-		}
+// notCachedError says why a revision is not in the cache.
+type notCachedError struct{ why string }
+
+func (e *notCachedError) Error() string { return e.why }
+
+// cachedCommit is the commit that ref's revision names in the repo's
+// cache folder storage: the revision itself when it is a commit hash,
+// else what refs/<revision> holds. tried lists the refs file read. A
+// revision the cache does not have gives a *notCachedError.
+func cachedCommit(storage string, ref repoRef) (commit string, tried []string, err error) {
+	if commitHash.MatchString(ref.Revision) {
+		return ref.Revision, nil, nil
 	}
-	ref, err := parseRepo(name)
+	refPath := filepath.Join(storage, "refs", filepath.FromSlash(ref.Revision))
+	tried = []string{refPath}
+	b, err := limitedfile.Read(refPath, limitedfile.Short)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", tried, &notCachedError{"no such revision in the cache"}
+	}
 	if err != nil {
-		if statErr == nil && st.IsDir() {
-			return "", fmt.Errorf("model %q: folder has no config.json, so it is not a model folder", name)
-		}
-		return "", fmt.Errorf("model %q: no such folder, and %v", name, err)
+		return "", tried, err
 	}
-	return cachedSnapshot(opt.cacheDir(), ref, name)
+	commit = strings.TrimSpace(string(b))
+	if !commitHash.MatchString(commit) {
+		return "", tried, &notCachedError{fmt.Sprintf("%s holds %q, not a commit hash", refPath, commit)}
+	}
+	return commit, tried, nil
 }
 
 // cachedSnapshot finds ref's snapshot in the cache and checks that it holds
@@ -75,21 +83,14 @@ func cachedSnapshot(cache string, ref repoRef, asPath string) (string, error) {
 		return "", fmt.Errorf("model %s: %w: %s (tried %s); run \"driftwood pull %s\" to download it",
 			ref, ErrNotCached, why, strings.Join(tried, ", "), ref)
 	}
-	commit := ref.Revision
-	if !commitHash.MatchString(commit) {
-		refPath := filepath.Join(storage, "refs", filepath.FromSlash(ref.Revision))
-		tried = append(tried, refPath)
-		b, err := limitedfile.Read(refPath, limitedfile.Short)
-		if errors.Is(err, os.ErrNotExist) {
-			return notCached("no such revision in the cache")
-		}
-		if err != nil {
-			return "", fmt.Errorf("model %s: %w", ref, err)
-		}
-		commit = strings.TrimSpace(string(b))
-		if !commitHash.MatchString(commit) {
-			return notCached(fmt.Sprintf("%s holds %q, not a commit hash", refPath, commit))
-		}
+	commit, refs, err := cachedCommit(storage, ref)
+	tried = append(tried, refs...)
+	var nc *notCachedError
+	if errors.As(err, &nc) {
+		return notCached(nc.why)
+	}
+	if err != nil {
+		return "", fmt.Errorf("model %s: %w", ref, err)
 	}
 	snap := filepath.Join(storage, "snapshots", commit)
 	tried = append(tried, snap)
@@ -97,6 +98,9 @@ func cachedSnapshot(cache string, ref repoRef, asPath string) (string, error) {
 		return notCached("no such snapshot")
 	}
 	if missing := missingFiles(snap); len(missing) > 0 {
+		if names, _ := snapshotFiles(snap); slices.Contains(missing, "config.json") && len(ggufModels(names)) > 0 {
+			return notCached("the snapshot holds GGUF files, not a model folder; to open one of them, " + ggufChoices(modelRef{repoRef: ref}, ggufModels(names)))
+		}
 		return notCached("incomplete snapshot, missing " + strings.Join(missing, ", "))
 	}
 	return snap, nil

@@ -99,7 +99,7 @@ type fileMeta struct {
 // X-Linked-Etag (else ETag), X-Linked-Size (else Content-Length) and the
 // Location of a redirect to the CDN.
 func (c *client) head(ctx context.Context, commit, name string) (fileMeta, error) {
-	u := c.endpoint + "/" + c.ref.ID + "/resolve/" + commit + "/" + url.PathEscape(name)
+	u := c.endpoint + "/" + c.ref.ID + "/resolve/" + commit + "/" + escapeRepoPath(name)
 	for range 10 {
 		req, err := c.newRequest(ctx, http.MethodHead, u, true)
 		if err != nil {
@@ -134,6 +134,17 @@ func (c *client) head(ctx context.Context, commit, name string) (fileMeta, error
 		return c.parseMeta(name, resp, loc, redirect)
 	}
 	return fileMeta{}, fmt.Errorf("%s: %s: too many redirects", c.ref, name)
+}
+
+// escapeRepoPath escapes a file's path in the repo for a URL, each part on
+// its own, as huggingface_hub's hf_hub_url does: a file in a folder keeps
+// its '/'.
+func escapeRepoPath(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
 }
 
 func (c *client) parseMeta(name string, resp *http.Response, loc string, redirect bool) (fileMeta, error) {

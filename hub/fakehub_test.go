@@ -24,7 +24,7 @@ import (
 // as huggingface.co does:
 //
 //   - GET /api/models/{org}/{name}/revision/{rev}: {"sha", "siblings": [{"rfilename"}]}
-//   - HEAD|GET /{org}/{name}/resolve/{rev}/{file}: for LFS files (*.safetensors) a
+//   - HEAD|GET /{org}/{name}/resolve/{rev}/{file}: for LFS files (*.safetensors, *.gguf) a
 //     302 to the CDN with X-Linked-Etag (the sha256) and X-Linked-Size; for the
 //     others a relative 307 to /api/resolve-cache/..., which answers with the
 //     content, ETag (the git blob sha1) and Content-Length. Every answer carries
@@ -83,7 +83,9 @@ func gitSHA1(b []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func isLFS(name string) bool { return strings.HasSuffix(name, ".safetensors") }
+func isLFS(name string) bool {
+	return strings.HasSuffix(name, ".safetensors") || strings.HasSuffix(name, ".gguf")
+}
 
 // etagOf is the blob name the hub gives a file.
 func etagOf(name string, b []byte) string {
@@ -183,6 +185,10 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.hubAuth = append(h.hubAuth, r.Header.Get("Authorization"))
 	h.mu.Unlock()
+	if strings.Contains(r.URL.EscapedPath(), "%2F") {
+		http.Error(w, "a path with an escaped '/'", http.StatusBadRequest)
+		return
+	}
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 6)
 	var repoID, rev, file string
 	switch {

@@ -1,14 +1,16 @@
 // Package hub finds models in the Hugging Face cache and downloads them from
-// the Hugging Face hub into it.
+// the Hugging Face hub into it: it resolves a model name to the folder or
+// GGUF file that engine.LoadModel opens (ResolveModel).
 //
 // The cache is the one huggingface_hub, huggingface-cli and mlx-lm use
 // ($HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub,
 // else ~/.cache/huggingface/hub), written with the same layout (see cache.go), so a model downloaded by any of them is
 // found by Resolve, and a model pulled here is found by them.
 //
-// A model is named by a local folder (one with config.json) or by a repo id,
-// org/name, optionally followed by @revision (a branch, tag or commit hash;
-// main when absent).
+// A model is named by a local folder (one with config.json) or GGUF file;
+// by a repo id, org/name, optionally followed by @revision (a branch, tag
+// or commit hash; main when absent) and by :QUANT or :FILE.gguf for one
+// GGUF file of the repo.
 package hub
 
 import (

@@ -30,42 +30,59 @@ var inferenceFiles = map[string]bool{
 	"model.safetensors.index.json": true,
 }
 
-// Pull downloads what inference needs from repo (org/name[@revision]) into
-// the cache and returns the snapshot folder. Files already cached are not
-// fetched again; an interrupted download resumes where it stopped. Offline
-// (Options.Offline or the hub unreachable) it succeeds only if the model is
-// already completely cached, and otherwise returns an error wrapping
+// Pull downloads what inference needs from a repo into the cache and
+// returns what engine.LoadModel opens: for org/name[@revision] the
+// snapshot folder, for org/name[@revision]:QUANT or :FILE.gguf that one
+// GGUF file (see ggufrepo.go). Files already cached are not fetched
+// again; an interrupted download resumes where it stopped. Offline
+// (Options.Offline or the hub unreachable) it succeeds only if the model
+// is already completely cached, and otherwise returns an error wrapping
 // ErrOffline that names the model and the command to run on a connected
 // machine.
-func Pull(ctx context.Context, repo string, opt Options) (string, error) {
-	ref, err := parseRepo(repo)
+func Pull(ctx context.Context, name string, opt Options) (string, error) {
+	ref, err := parseModelRef(name)
 	if err != nil {
 		return "", err
 	}
 	cache := opt.cacheDir()
-	if opt.Offline {
-		if dir, err := cachedSnapshot(cache, ref, ""); err == nil {
-			return dir, nil
+	cached := func() (string, error) {
+		if ref.Spec != "" {
+			return cachedGGUF(cache, ref)
 		}
-		return "", offlineError(ref, cache, "offline mode is on: HF_HUB_OFFLINE")
+		return cachedSnapshot(cache, ref.repoRef, "")
 	}
-	c := newClient(opt, ref)
+	offline := func(why string) (string, error) {
+		p, err := cached()
+		if err == nil || !errors.Is(err, ErrNotCached) {
+			return p, err
+		}
+		return "", offlineError(ref, cache, why)
+	}
+	if opt.Offline {
+		return offline("offline mode is on: HF_HUB_OFFLINE")
+	}
+	c := newClient(opt, ref.repoRef)
 	commit, names, err := c.listFiles(ctx)
 	if errors.Is(err, ErrOffline) {
-		if dir, cerr := cachedSnapshot(cache, ref, ""); cerr == nil {
-			return dir, nil
-		}
-		return "", offlineError(ref, cache, strings.TrimPrefix(err.Error(), ErrOffline.Error()+": "))
+		return offline(strings.TrimPrefix(err.Error(), ErrOffline.Error()+": "))
 	}
-	if err != nil {
-		return "", err
-	}
-	files, err := selectFiles(ref, names)
 	if err != nil {
 		return "", err
 	}
 	storage := filepath.Join(cache, ref.folder())
 	snap := filepath.Join(storage, "snapshots", commit)
+	var files []string
+	result := snap
+	if ref.Spec == "" {
+		files, err = selectFiles(ref.repoRef, names)
+	} else {
+		var file string
+		file, err = pickGGUF(ref, names)
+		files, result = []string{file}, filepath.Join(snap, filepath.FromSlash(file))
+	}
+	if err != nil {
+		return "", err
+	}
 	var todo []string
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(snap, f)); err != nil {
@@ -84,17 +101,18 @@ func Pull(ctx context.Context, repo string, opt Options) (string, error) {
 	if err := writeRef(storage, ref.Revision, commit); err != nil {
 		return "", err
 	}
-	return snap, nil
+	return result, nil
 }
 
-func offlineError(ref repoRef, cache, why string) error {
+func offlineError(ref modelRef, cache, why string) error {
 	return fmt.Errorf("model %s: %w (%s) and the model is not in the Hugging Face cache (%s); "+
 		"run \"driftwood pull %s\" on a connected machine and copy its %s folder into this cache",
 		ref, ErrOffline, why, filepath.Join(cache, ref.folder()), ref, ref.folder())
 }
 
 // selectFiles keeps the top-level files that inference needs, and checks
-// that the repo has a config and safetensors weights at all.
+// that the repo has a config and safetensors weights at all; a repo of
+// GGUF files is answered with the names that pick one.
 func selectFiles(ref repoRef, names []string) ([]string, error) {
 	var out []string
 	weights := false
@@ -112,11 +130,14 @@ func selectFiles(ref repoRef, names []string) ([]string, error) {
 		weights = weights || isWeights
 		out = append(out, n)
 	}
+	if gguf := ggufModels(names); len(gguf) > 0 && (!weights || !slices.Contains(out, "config.json")) {
+		return nil, fmt.Errorf("%s is a repo of GGUF files, not a model folder: name the one to download; %s", ref, ggufChoices(modelRef{repoRef: ref}, gguf))
+	}
 	switch {
 	case !slices.Contains(out, "config.json"):
 		return nil, fmt.Errorf("%s has no config.json: not a model repo Driftwood can run", ref)
 	case !weights:
-		return nil, fmt.Errorf("%s has no .safetensors weights (Driftwood reads only safetensors)", ref)
+		return nil, fmt.Errorf("%s has no .safetensors weights and no .gguf files: nothing Driftwood runs", ref)
 	}
 	slices.Sort(out)
 	return out, nil
