@@ -1,16 +1,20 @@
-// Package hub finds models in the Hugging Face cache and downloads them from
-// the Hugging Face hub into it: it resolves a model name to the folder or
-// GGUF file that engine.LoadModel opens (ResolveModel).
+// Package hub finds the models people have and downloads the ones they
+// ask for: it resolves a model name to the folder or GGUF file that
+// engine.LoadModel opens (ResolveModel), downloads Hugging Face repos into
+// the Hugging Face cache, and lists what is on the machine (Models).
 //
 // The cache is the one huggingface_hub, huggingface-cli and mlx-lm use
 // ($HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub,
 // else ~/.cache/huggingface/hub), written with the same layout (see cache.go), so a model downloaded by any of them is
-// found by Resolve, and a model pulled here is found by them.
+// found by Resolve, and a model pulled here is found by them. ollama's
+// store (ollama.go) and LM Studio's models folder (lmstudio.go) are read
+// in place and never written.
 //
 // A model is named by a local folder (one with config.json) or GGUF file;
 // by a repo id, org/name, optionally followed by @revision (a branch, tag
 // or commit hash; main when absent) and by :QUANT or :FILE.gguf for one
-// GGUF file of the repo.
+// GGUF file of the repo; by ollama:[namespace/]model[:tag]; or by
+// lmstudio:publisher/repo[/FILE.gguf].
 package hub
 
 import (
@@ -54,6 +58,11 @@ type Options struct {
 	OnProgress func(ProgressReport)
 	// Parallel bounds the concurrent file downloads; 0 means 4.
 	Parallel int
+	// OllamaDir is ollama's store; empty means DefaultOllamaDir().
+	OllamaDir string
+	// LMStudioDir is LM Studio's models folder; empty means
+	// DefaultLMStudioDir().
+	LMStudioDir string
 }
 
 // Errors that Resolve and Pull wrap, for callers that react to the cause

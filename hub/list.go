@@ -168,8 +168,11 @@ func weightFormat(dir string) string {
 // Remove deletes repo (org/name) from the cache: its folder, with every
 // snapshot and blob, and its lock files.
 func Remove(repo string, opt Options) error {
-	if strings.Contains(repo, "@") {
-		return fmt.Errorf("%q: rm removes a whole repo; give it as org/name without @revision", repo)
+	if strings.HasPrefix(repo, ollamaPrefix) || strings.HasPrefix(repo, lmstudioPrefix) {
+		return fmt.Errorf("%s is another app's model, which Driftwood only reads: remove it with that app (ollama rm, LM Studio)", repo)
+	}
+	if strings.ContainsAny(repo, "@:") {
+		return fmt.Errorf("%q: rm removes a whole repo; give it as org/name without @revision or :QUANT", repo)
 	}
 	ref, err := parseRepo(repo)
 	if err != nil {

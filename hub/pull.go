@@ -40,6 +40,9 @@ var inferenceFiles = map[string]bool{
 // ErrOffline that names the model and the command to run on a connected
 // machine.
 func Pull(ctx context.Context, name string, opt Options) (string, error) {
+	if strings.HasPrefix(name, ollamaPrefix) || strings.HasPrefix(name, lmstudioPrefix) {
+		return "", fmt.Errorf("model %s is another app's: Driftwood opens it in place and downloads nothing; get it with that app (ollama pull, LM Studio)", name)
+	}
 	ref, err := parseModelRef(name)
 	if err != nil {
 		return "", err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 )
@@ -13,7 +14,7 @@ import (
 // ResolveModel turns any model name into what engine.LoadModel opens,
 // downloading a Hugging Face repo (or one GGUF file of it) that is not
 // cached: Resolve, then Pull when the model is not in the cache. It is
-// the one call for the chat and run.
+// the one call for the chat, run and the model picker.
 func ResolveModel(ctx context.Context, name string, opt Options) (string, error) {
 	path, err := Resolve(name, opt)
 	if errors.Is(err, ErrNotCached) {
@@ -26,6 +27,9 @@ func ResolveModel(ctx context.Context, name string, opt Options) (string, error)
 // the network:
 //
 //   - a local folder with config.json, or a GGUF file, is returned as is;
+//   - ollama:NAME[:TAG] is the GGUF blob in ollama's store (see ollama.go);
+//   - lmstudio:PUBLISHER/REPO[/FILE.gguf] is the GGUF file in LM Studio's
+//     models folder (see lmstudio.go);
 //   - org/name[@revision] is the repo's snapshot folder in the cache;
 //   - org/name[@revision]:QUANT or :FILE.gguf is that GGUF file in the
 //     repo's cached snapshot (see ggufrepo.go).
@@ -34,6 +38,12 @@ func ResolveModel(ctx context.Context, name string, opt Options) (string, error)
 // error wrapping ErrNotCached that names the paths tried and the pull
 // command.
 func Resolve(name string, opt Options) (string, error) {
+	if rest, ok := strings.CutPrefix(name, ollamaPrefix); ok {
+		return resolveOllama(rest, opt.ollamaDir())
+	}
+	if rest, ok := strings.CutPrefix(name, lmstudioPrefix); ok {
+		return resolveLMStudio(rest, opt.lmstudioDir())
+	}
 	st, statErr := os.Stat(name)
 	if statErr == nil && st.Mode().IsRegular() {
 		if engine.IsGGUF(name) {
