@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/driftwoodlabs/driftwood/hub"
@@ -21,7 +20,9 @@ func hubEnvHelp() string {
                   else ~/.cache/huggingface/hub); here: ` + hub.DefaultCacheDir() + `
   HF_ENDPOINT     the hub (default https://huggingface.co)
   HF_TOKEN        token for gated and private repos
-  HF_HUB_OFFLINE  1: never use the network`
+  HF_HUB_OFFLINE  1: never use the network
+  OLLAMA_MODELS   ollama's store, read in place (default ~/.ollama/models); here: ` + hub.DefaultOllamaDir() + `
+  LMSTUDIO_MODELS LM Studio's models folder, read in place (default ~/.lmstudio/models); here: ` + hub.DefaultLMStudioDir()
 }
 
 // newHubFlags makes a flag set for a model command with its usage line.
@@ -36,11 +37,13 @@ func newHubFlags(name, usage string, errOut io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// cmdPull implements "driftwood pull REPO[@REVISION]": it downloads what
-// inference needs from the Hugging Face hub into the cache, with progress
-// on errOut, and prints the snapshot folder.
+// cmdPull implements "driftwood pull REPO[@REVISION][:QUANT|:FILE.gguf]":
+// it downloads what inference needs from the Hugging Face hub into the
+// cache (a model folder, or one GGUF file of a GGUF repo), with progress
+// on errOut, and prints the folder or file.
 func cmdPull(ctx context.Context, args []string, out, errOut io.Writer) error {
-	fs := newHubFlags("pull", "pull REPO[@REVISION]   (e.g. mlx-community/Llama-3.2-1B-Instruct-4bit)", errOut)
+	fs := newHubFlags("pull", "pull REPO[@REVISION][:QUANT|:FILE.gguf]\n"+
+		"  e.g. mlx-community/Llama-3.2-1B-Instruct-4bit, bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M", errOut)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,16 +53,18 @@ func cmdPull(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	opt := hub.OptionsFromEnv()
 	opt.Progress = errOut
-	dir, err := hub.Pull(ctx, fs.Arg(0), opt)
+	path, err := hub.Pull(ctx, fs.Arg(0), opt)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, dir)
+	fmt.Fprintln(out, path)
 	return nil
 }
 
-// cmdModels implements "driftwood models [--json]": the cached models with
-// their revision, size, weight format and whether Driftwood runs them.
+// cmdModels implements "driftwood models [--json]": the models on this
+// machine (the Hugging Face cache, ollama's store, LM Studio's folder)
+// with the name --model takes, size, format and whether Driftwood runs
+// them.
 func cmdModels(_ context.Context, args []string, out, errOut io.Writer) error {
 	fs := newHubFlags("models", "models [--json]", errOut)
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
@@ -70,29 +75,29 @@ func cmdModels(_ context.Context, args []string, out, errOut io.Writer) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	opt := hub.OptionsFromEnv()
-	models, err := hub.List(opt)
-	if err != nil {
+	models, err := hub.Models(opt)
+	if err != nil && len(models) == 0 {
 		return err
+	}
+	if err != nil {
+		fmt.Fprintln(errOut, "driftwood models:", err)
 	}
 	if *asJSON {
 		if models == nil {
-			models = []hub.CachedModel{}
+			models = []hub.Model{}
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(models)
 	}
 	if len(models) == 0 {
-		fmt.Fprintf(out, "no models in %s; get one with \"driftwood pull REPO\"\n", opt.CacheDir)
+		fmt.Fprintf(out, "no models in the Hugging Face cache (%s), ollama's store (%s) or LM Studio's folder (%s); "+
+			"get one with \"driftwood pull REPO\" or \"driftwood pull REPO:QUANT\"\n", opt.CacheDir, hub.DefaultOllamaDir(), hub.DefaultLMStudioDir())
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "REPO\tREVISION\tSIZE\tFORMAT\tRUNS")
+	fmt.Fprintln(tw, "NAME\tSIZE\tFORMAT\tRUNS")
 	for _, m := range models {
-		rev := strings.Join(m.Refs, ",")
-		if rev == "" {
-			rev = m.Commit[:min(len(m.Commit), 12)]
-		}
 		format := m.Format
 		if format == "" {
 			format = "?"
@@ -101,13 +106,14 @@ func cmdModels(_ context.Context, args []string, out, errOut io.Writer) error {
 		if !m.Runs {
 			runs = "no: " + m.Problem
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Repo, rev, hub.FormatSize(m.Size), format, runs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, hub.FormatSize(m.Size), format, runs)
 	}
 	return tw.Flush()
 }
 
 // cmdRm implements "driftwood rm REPO...": it deletes the repos from the
-// cache, every revision and blob of each.
+// cache, every revision and blob of each. Other apps' stores are theirs
+// to change.
 func cmdRm(_ context.Context, args []string, out, errOut io.Writer) error {
 	fs := newHubFlags("rm", "rm REPO...", errOut)
 	if err := fs.Parse(args); err != nil {
