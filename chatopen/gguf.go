@@ -15,7 +15,7 @@ import (
 // tokenizer_config.json, from the other reader. A file without a chat
 // template gives a nil template.
 func ggufText(f *gguf.File) (*tokenizer.Tokenizer, *chat.Template, error) {
-	v, err := ggufVocab(f.Meta)
+	v, err := GGUFVocab(f.Meta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,15 +47,17 @@ func ggufText(f *gguf.File) (*tokenizer.Tokenizer, *chat.Template, error) {
 // GGUFTokenizer reads the tokenizer a GGUF file's metadata carries, for
 // the commands that need no model.
 func GGUFTokenizer(f *gguf.File) (*tokenizer.Tokenizer, error) {
-	v, err := ggufVocab(f.Meta)
+	v, err := GGUFVocab(f.Meta)
 	if err != nil {
 		return nil, err
 	}
 	return tokenizer.FromGGUF(v, f.Path)
 }
 
-// ggufVocab reads the tokenizer.ggml.* keys.
-func ggufVocab(m gguf.Metadata) (tokenizer.GGUFVocab, error) {
+// GGUFVocab reads the tokenizer.ggml.* keys of a GGUF file's metadata,
+// for tokenizer.FromGGUF (and for a converter that writes the
+// tokenizer.json they stand for).
+func GGUFVocab(m gguf.Metadata) (tokenizer.GGUFVocab, error) {
 	v := tokenizer.GGUFVocab{BOS: -1, EOS: -1, EOT: -1, Unknown: -1, Padding: -1}
 	var errs []error
 	str := func(dst *string, key string) {
