@@ -21,6 +21,8 @@ var ranks = map[string]int{
 	"bench/ggufgen": 8,
 
 	"tui": 7,
+	// It reads a GGUF file's vocabulary with chatopen.
+	"internal/ggufconv": 7,
 
 	"chatopen": 6,
 	"config":   6,
