@@ -18,15 +18,21 @@ import (
 
 // cmdDev holds developer tools.
 func cmdDev(ctx context.Context, args []string, out, errOut io.Writer) error {
-	const usage = "usage: driftwood dev gen-model --shape SHAPE --dtype DTYPE --out DIR"
+	const usage = "usage: driftwood dev gen-model --shape SHAPE --dtype DTYPE --out DIR\n       driftwood dev gguf-to-mlx --from FILE.gguf --out DIR"
 	if len(args) > 0 && asksHelp(args[:1]) {
 		fmt.Fprintln(errOut, usage)
 		return flag.ErrHelp
 	}
-	if len(args) == 0 || args[0] != "gen-model" {
+	if len(args) == 0 {
 		return errors.New(usage)
 	}
-	return cmdGenModel(args[1:], out, errOut)
+	switch args[0] {
+	case "gen-model":
+		return cmdGenModel(args[1:], out, errOut)
+	case "gguf-to-mlx":
+		return cmdGGUFToMLX(args[1:], out, errOut)
+	}
+	return errors.New(usage)
 }
 
 func cmdGenModel(args []string, out, errOut io.Writer) error {
