@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/conversation"
@@ -86,13 +87,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 		hopt = *opt.Hub
 	}
 	hopt.Progress, hopt.OnProgress = opt.Progress, opt.OnProgress
-	dir, err := name, error(nil)
-	if !engine.IsGGUF(name) {
-		dir, err = hub.Resolve(name, hopt)
-		if errors.Is(err, hub.ErrNotCached) {
-			dir, err = hub.Pull(ctx, name, hopt)
-		}
-	}
+	dir, err := hub.ResolveModel(ctx, name, hopt)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +97,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 		return nil, err
 	}
 	m.Prefault() // on the other core while the tokenizer loads
-	l := &Loaded{Name: name, Weights: m, Source: sourceOf(dir)}
+	l := &Loaded{Name: name, Weights: m, Source: sourceOf(name, dir)}
 	if err := l.loadText(dir, opt.TokenizerCache, opt.Note); err != nil {
 		m.Close()
 		return nil, err
@@ -121,15 +116,28 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	return l, nil
 }
 
-// sourceOf is what opens the model in dir again: its repo and commit when
-// it is a snapshot in a Hugging Face cache, and its absolute path.
-func sourceOf(dir string) sessions.ModelSource {
-	abs, err := filepath.Abs(dir)
+// sourceOf is what opens the model the user named name (found at path, a
+// folder or a GGUF file) again: the store's name for a model of ollama's
+// or LM Studio's; its repo and commit when it is in a snapshot of the
+// Hugging Face cache; and its absolute path.
+func sourceOf(name, path string) sessions.ModelSource {
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		abs = dir
+		abs = path
 	}
 	src := sessions.ModelSource{Path: abs}
-	src.Repo, src.Revision, _ = hub.SnapshotOf(abs)
+	if strings.HasPrefix(name, "ollama:") || strings.HasPrefix(name, "lmstudio:") {
+		src.Store = name
+		return src
+	}
+	snapshot := abs
+	if engine.IsGGUF(abs) {
+		snapshot, src.File = filepath.Dir(abs), filepath.Base(abs)
+	}
+	var ok bool
+	if src.Repo, src.Revision, ok = hub.SnapshotOf(snapshot); !ok {
+		src.File = ""
+	}
 	return src
 }
 

@@ -153,23 +153,20 @@ func loadAdvice(name string, err error) string {
 }
 
 // modelItems lists the models to offer: the config file's, the ones in the
-// Hugging Face cache, and the recommended default when it is not cached.
+// Hugging Face cache, ollama's store and LM Studio's folder (hub.Models),
+// and the recommended default when it is not cached.
 func modelItems(configModel string, hopt hub.Options) ([]pickItem, error) {
 	var items []pickItem
 	if configModel != "" {
 		items = append(items, pickItem{title: configModel, desc: "from the config file", value: configModel})
 	}
-	cached, err := hub.List(hopt)
-	for _, c := range cached {
-		title := c.Repo
-		if len(c.Refs) == 0 {
-			title += "@" + c.Commit[:min(7, len(c.Commit))]
+	found, err := hub.Models(hopt)
+	for _, m := range found {
+		desc := join(m.Format, hub.FormatSize(m.Size), m.Summary)
+		if !m.Runs {
+			desc = "cannot run here: " + m.Problem
 		}
-		desc := c.Format + " · " + hub.FormatSize(c.Size) + " · " + c.Summary
-		if !c.Runs {
-			desc = "cannot run here: " + c.Problem
-		}
-		items = append(items, pickItem{title: title, desc: desc, value: c.Dir, label: c.Repo})
+		items = append(items, pickItem{title: m.Name, desc: desc, value: m.Path, label: m.Name})
 	}
 	if !slices.ContainsFunc(items, func(it pickItem) bool { return it.label == config.DefaultModel || it.value == config.DefaultModel }) {
 		items = append(items, pickItem{title: config.DefaultModel, desc: "recommended · download 695 MB from Hugging Face", value: config.DefaultModel})

@@ -224,7 +224,7 @@ func (p *modelPage) openPicker() {
 	}
 	if len(items) == 0 {
 		p.state, p.picker = stateTypeModel, nil
-		p.notice.say("no models in the Hugging Face cache (" + p.hub.CacheDir + ") or the config yet")
+		p.notice.say("no models in the Hugging Face cache (" + p.hub.CacheDir + "), ollama's store, LM Studio's folder or the config yet")
 		return
 	}
 	p.state = statePickModel
