@@ -16,7 +16,8 @@ cleanup() {
 trap cleanup EXIT
 
 env=(env XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
-	XDG_CACHE_HOME="$work/cache" HF_HOME="$work/hf" HF_HUB_OFFLINE=1 TERM=xterm-256color)
+	XDG_CACHE_HOME="$work/cache" HF_HOME="$work/hf" HF_HUB_OFFLINE=1 OLLAMA_MODELS="$work/ollama"
+	LMSTUDIO_MODELS="$work/lmstudio" TERM=xterm-256color)
 
 # Short, reproducible replies: a long one at a fresh seed could fill the
 # window and scroll the typed message off the 30-line pane.

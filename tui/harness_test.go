@@ -102,7 +102,7 @@ func testOptions(t *testing.T) Options {
 	cfg := config.Default()
 	cfg.Threads, cfg.Context, cfg.MaxTokens = 1, 512, 24
 	cfg.Sampling = engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}
-	h := hub.Options{CacheDir: filepath.Join(dir, "hf"), Offline: true}
+	h := hub.Options{CacheDir: filepath.Join(dir, "hf"), Offline: true, OllamaDir: filepath.Join(dir, "ollama"), LMStudioDir: filepath.Join(dir, "lmstudio")}
 	return Options{
 		Model:          golden.ModelDir("tiny-f32"),
 		Config:         cfg,
