@@ -29,7 +29,7 @@ func commands() map[string]command {
 		"bench":       {"measure prefill and decode speed", cmdBench},
 		"tokenize":    {"print the token ids of a text", cmdTokenize},
 		"doctor":      {"check the MLX library and run a one-token smoke test", cmdDoctor},
-		"dev":         {"developer tools (dev gen-model)", cmdDev},
+		"dev":         {"developer tools (dev gen-model, dev gguf-to-mlx)", cmdDev},
 		"pull":        {"download a model (REPO, or one GGUF file: REPO:QUANT) from Hugging Face into the shared cache", cmdPull},
 		"models":      {"list the models in the Hugging Face cache, ollama's store and LM Studio's folder", cmdModels},
 		"rm":          {"remove a model from the Hugging Face cache", cmdRm},
