@@ -56,10 +56,42 @@ const anyNode = 0
 // maxProps bounds the properties of one object schema.
 const maxProps = 64
 
-// unsupported are the schema keywords this controller refuses rather
-// than silently ignore.
-var unsupported = []string{"anyOf", "oneOf", "allOf", "not", "if", "then", "else",
-	"patternProperties", "prefixItems", "dependentRequired", "dependentSchemas", "unevaluatedProperties"}
+// The keywords a schema may use, an allow-list. The enforced ones change
+// what is valid, and the compiler enforces each. The annotations never do
+// (JSON Schema's meta-data and content keywords; OpenAPI's "x-"
+// extensions too): they are ignored. Every other keyword refuses the
+// schema with its name — one the controller does not enforce (pattern,
+// minimum, format…) and one it does not know (a misspelled maxLenght,
+// which JSON Schema would ignore): ignoring either would let through
+// replies the schema means to refuse.
+var (
+	enforced = []string{"type", "enum", "const", "properties", "required", "additionalProperties",
+		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions"}
+	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
+		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
+)
+
+// checkKeywords refuses a schema object that uses a keyword outside the
+// allow-list (at names it). uniqueItems false is JSON Schema's default
+// and changes nothing; $id only at the root, where it cannot move a
+// $ref's base.
+func checkKeywords(s map[string]any, at string) error {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		switch {
+		case slices.Contains(enforced, k), slices.Contains(annotations, k), strings.HasPrefix(k, "x-"):
+		case k == "uniqueItems" && s[k] == false, k == "$id" && at == "#":
+		default:
+			return fmt.Errorf("schema %s: keyword %q is not enforced by the json controller, so the schema is refused rather than replies that break it allowed (it enforces %s)",
+				at, k, strings.Join(enforced, ", "))
+		}
+	}
+	return nil
+}
 
 // compiler turns a JSON schema into nodes.
 type compiler struct {
@@ -159,7 +191,15 @@ func (c *compiler) schema(raw any, at string) (int32, error) {
 }
 
 func (c *compiler) object(s map[string]any, at string) (int32, error) {
+	if err := checkKeywords(s, at); err != nil {
+		return 0, err
+	}
 	if ref, ok := s["$ref"]; ok {
+		for k := range s {
+			if k != "$ref" && k != "$defs" && k != "definitions" && k != "$id" && !slices.Contains(annotations, k) && !strings.HasPrefix(k, "x-") {
+				return 0, fmt.Errorf("schema %s: %q beside $ref is not supported (the $ref alone would be enforced)", at, k)
+			}
+		}
 		return c.ref(ref, at)
 	}
 	n, err := c.fill(s, at)
@@ -205,10 +245,8 @@ func (c *compiler) ref(ref any, at string) (int32, error) {
 // fill compiles the keywords of one schema object.
 func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	n := node{enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1}
-	for _, k := range unsupported {
-		if _, ok := s[k]; ok {
-			return n, fmt.Errorf("schema %s: %q is not supported", at, k)
-		}
+	if err := checkKeywords(s, at); err != nil {
+		return n, err
 	}
 	var err error
 	if n.types, err = types(s, at); err != nil {

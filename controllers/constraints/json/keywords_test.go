@@ -1,0 +1,101 @@
+package json
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// accepts reports whether the grammar of schema takes text as a whole
+// value, byte by byte, as the controller's masks do.
+func accepts(t *testing.T, schema, text string) bool {
+	t.Helper()
+	g := newGrammar()
+	root, err := g.compileSchema(schema)
+	if err != nil {
+		t.Fatalf("%s: %v", schema, err)
+	}
+	g.root = root
+	s := g.Start()
+	for i := 0; i < len(text); i++ {
+		var ok bool
+		if s, ok = g.Next(s, text[i]); !ok {
+			return false
+		}
+	}
+	return g.Accepts(s)
+}
+
+// TestEveryKeywordEnforced walks the allow-list: each enforced keyword,
+// given a value that restricts, refuses an instance that breaks it and
+// takes one that keeps it (definitions through a $ref to them). A
+// keyword added to the list without its case here fails the test.
+func TestEveryKeywordEnforced(t *testing.T) {
+	cases := map[string]struct{ schema, valid, invalid string }{
+		"type":                 {`{"type":"integer"}`, `12`, `"12"`},
+		"enum":                 {`{"enum":["a","b"]}`, `"b"`, `"c"`},
+		"const":                {`{"const":3}`, `3`, `4`},
+		"properties":           {`{"properties":{"a":{"type":"string"}}}`, `{"a":"x"}`, `{"a":1}`},
+		"required":             {`{"type":"object","properties":{"a":{}},"required":["a"]}`, `{"a":1}`, `{}`},
+		"additionalProperties": {`{"type":"object","additionalProperties":false}`, `{}`, `{"b":1}`},
+		"items":                {`{"type":"array","items":{"type":"boolean"}}`, `[true]`, `[1]`},
+		"minItems":             {`{"type":"array","minItems":2}`, `[1,2]`, `[1]`},
+		"maxItems":             {`{"type":"array","maxItems":1}`, `[1]`, `[1,2]`},
+		"minLength":            {`{"type":"string","minLength":2}`, `"ab"`, `"a"`},
+		"maxLength":            {`{"type":"string","maxLength":1}`, `"a"`, `"ab"`},
+		"$ref":                 {`{"$defs":{"s":{"type":"string"}},"$ref":"#/$defs/s"}`, `"x"`, `1`},
+		"$defs":                {`{"$defs":{"n":{"type":"null"}},"$ref":"#/$defs/n"}`, `null`, `0`},
+		"definitions":          {`{"definitions":{"n":{"type":"null"}},"$ref":"#/definitions/n"}`, `null`, `0`},
+	}
+	for _, k := range enforced {
+		c, ok := cases[k]
+		if !ok {
+			t.Errorf("%s is on the allow-list as enforced, with no case here to show it", k)
+			continue
+		}
+		if !accepts(t, c.schema, c.valid) {
+			t.Errorf("%s: %s refuses %s", k, c.schema, c.valid)
+		}
+		if accepts(t, c.schema, c.invalid) {
+			t.Errorf("%s: %s takes %s", k, c.schema, c.invalid)
+		}
+	}
+}
+
+// TestUnenforcedKeywordsRefused: a keyword that would change what is
+// valid and is not enforced refuses the schema, naming it — the schemas
+// behind the invalid replies the issue found (zip codes against a
+// pattern, port 0 under minimum 1, an index over maximum) among them —
+// and so does one the controller does not know; annotations are ignored.
+func TestUnenforcedKeywordsRefused(t *testing.T) {
+	for _, c := range []struct{ schema, keyword string }{
+		{`{"type":"object","properties":{"zipCode":{"type":"string","pattern":"^[0-9]{5}(-[0-9]{4})?$"}}}`, "pattern"},
+		{`{"type":"object","properties":{"port":{"type":"integer","minimum":1}}}`, "minimum"},
+		{`{"type":"object","properties":{"sessionIndex":{"type":"integer","maximum":2147483647}}}`, "maximum"},
+		{`{"type":"object","properties":{"a":{},"b":{}},"dependencies":{"a":["b"]}}`, "dependencies"},
+		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
+		{`{"type":"string","format":"email"}`, "format"},
+		{`{"type":"string","maxLenght":3}`, "maxLenght"},
+		{`{"type":"number","multipleOf":2}`, "multipleOf"},
+		{`{"anyOf":[{"type":"string"}]}`, "anyOf"},
+		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/s","maxLength":2}},"$defs":{"s":{"type":"string"}}}`, "maxLength"},
+		{`{"$defs":{"s":{"$id":"x","type":"string"}},"$ref":"#/$defs/s"}`, "$id"},
+		{`{"type":"string","nullable":true}`, "nullable"},
+	} {
+		err := New().Init(c.schema, llama(t).Vocab, nil)
+		if err == nil || !strings.Contains(err.Error(), `"`+c.keyword+`"`) {
+			t.Errorf("%s: %v; want it refused, naming %q", c.schema, err, c.keyword)
+		}
+	}
+	for _, schema := range []string{
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x/s","title":"T","description":"D","type":"string","default":"a","examples":["b"],"$comment":"c","deprecated":false,"readOnly":true,"x-go-type":"string"}`,
+		`{"type":"array","uniqueItems":false}`,
+	} {
+		if err := New().Init(schema, llama(t).Vocab, nil); err != nil {
+			t.Errorf("%s: %v; annotations change nothing", schema, err)
+		}
+	}
+	if slices.Contains(annotations, "format") {
+		t.Error("format is an assertion for many validators: it must be enforced or refused, not ignored")
+	}
+}
