@@ -34,6 +34,7 @@ import (
 )
 
 type config struct {
+	ModelType    string  `json:"model_type"`
 	Hidden       int     `json:"hidden_size"`
 	Layers       int     `json:"num_hidden_layers"`
 	Heads        int     `json:"num_attention_heads"`
@@ -59,7 +60,8 @@ type config struct {
 }
 
 type tokenizer struct {
-	Model struct {
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        struct {
 		Vocab  map[string]int `json:"vocab"`
 		Merges []string       `json:"merges"`
 	} `json:"model"`
@@ -153,6 +155,9 @@ func run(from, out, typName string) error {
 	if err := readJSON(from+"/config.json", &c); err != nil {
 		return err
 	}
+	if c.HeadDim == 0 && c.Heads > 0 {
+		c.HeadDim = c.Hidden / c.Heads // transformers' default
+	}
 	if typName == "" {
 		typName = "f16"
 		if c.Quant != nil && c.Quant.Bits == 4 {
@@ -201,8 +206,15 @@ func run(from, out, typName string) error {
 		}
 	}
 
+	arch := c.arch()
 	h, kv, d := c.Hidden, c.KVHeads*c.HeadDim, c.Intermediate
 	q := c.Heads * c.HeadDim
+	// llama.cpp reorders llama's query and key rows for its RoPE on
+	// adjacent pairs (srcRow); Qwen's keep Hugging Face's order.
+	qHeads, kvHeads := c.Heads, c.KVHeads
+	if arch != "llama" {
+		qHeads, kvHeads = 0, 0
+	}
 	ts := []tensor{
 		{"token_embd.weight", []int{h, c.Vocab}, wt(), "model.embed_tokens", 0},
 		{"output_norm.weight", []int{h}, gguf.F32, "model.norm", 0},
@@ -214,8 +226,8 @@ func run(from, out, typName string) error {
 		p, s := fmt.Sprintf("blk.%d.", l), fmt.Sprintf("model.layers.%d.", l)
 		ts = append(ts,
 			tensor{p + "attn_norm.weight", []int{h}, gguf.F32, s + "input_layernorm", 0},
-			tensor{p + "attn_q.weight", []int{h, q}, wt(), s + "self_attn.q_proj", c.Heads},
-			tensor{p + "attn_k.weight", []int{h, kv}, wt(), s + "self_attn.k_proj", c.KVHeads},
+			tensor{p + "attn_q.weight", []int{h, q}, wt(), s + "self_attn.q_proj", qHeads},
+			tensor{p + "attn_k.weight", []int{h, kv}, wt(), s + "self_attn.k_proj", kvHeads},
 			tensor{p + "attn_v.weight", []int{h, kv}, wt(), s + "self_attn.v_proj", 0},
 			tensor{p + "attn_output.weight", []int{q, h}, wt(), s + "self_attn.o_proj", 0},
 			tensor{p + "ffn_norm.weight", []int{h}, gguf.F32, s + "post_attention_layernorm", 0},
@@ -223,6 +235,17 @@ func run(from, out, typName string) error {
 			tensor{p + "ffn_up.weight", []int{h, d}, wt(), s + "mlp.up_proj", 0},
 			tensor{p + "ffn_down.weight", []int{d, h}, wt(), s + "mlp.down_proj", 0},
 		)
+		switch arch {
+		case "qwen2": // biased q, k and v projections
+			ts = append(ts,
+				tensor{p + "attn_q.bias", []int{q}, gguf.F32, s + "self_attn.q_proj.bias", 0},
+				tensor{p + "attn_k.bias", []int{kv}, gguf.F32, s + "self_attn.k_proj.bias", 0},
+				tensor{p + "attn_v.bias", []int{kv}, gguf.F32, s + "self_attn.v_proj.bias", 0})
+		case "qwen3": // each query and key head RMS-normed
+			ts = append(ts,
+				tensor{p + "attn_q_norm.weight", []int{c.HeadDim}, gguf.F32, s + "self_attn.q_norm", 0},
+				tensor{p + "attn_k_norm.weight", []int{c.HeadDim}, gguf.F32, s + "self_attn.k_norm", 0})
+		}
 	}
 	wts := make([]gguf.WriteTensor, len(ts))
 	for i, t := range ts {
@@ -237,21 +260,23 @@ func run(from, out, typName string) error {
 	}
 
 	meta := []gguf.KV{
-		{Key: "general.architecture", Value: "llama"},
+		{Key: "general.architecture", Value: arch},
 		{Key: "general.name", Value: "driftwood random " + filepath.Base(from)},
 		{Key: "general.file_type", Value: ft.ftype},
-		{Key: "llama.context_length", Value: uint32(c.MaxPositions)},
-		{Key: "llama.embedding_length", Value: uint32(c.Hidden)},
-		{Key: "llama.block_count", Value: uint32(c.Layers)},
-		{Key: "llama.feed_forward_length", Value: uint32(c.Intermediate)},
-		{Key: "llama.attention.head_count", Value: uint32(c.Heads)},
-		{Key: "llama.attention.head_count_kv", Value: uint32(c.KVHeads)},
-		{Key: "llama.rope.dimension_count", Value: uint32(c.HeadDim)},
-		{Key: "llama.rope.freq_base", Value: float32(c.RopeTheta)},
-		{Key: "llama.attention.layer_norm_rms_epsilon", Value: float32(c.Eps)},
-		{Key: "llama.vocab_size", Value: uint32(c.Vocab)},
+		{Key: arch + ".context_length", Value: uint32(c.MaxPositions)},
+		{Key: arch + ".embedding_length", Value: uint32(c.Hidden)},
+		{Key: arch + ".block_count", Value: uint32(c.Layers)},
+		{Key: arch + ".feed_forward_length", Value: uint32(c.Intermediate)},
+		{Key: arch + ".attention.head_count", Value: uint32(c.Heads)},
+		{Key: arch + ".attention.head_count_kv", Value: uint32(c.KVHeads)},
+		{Key: arch + ".attention.key_length", Value: uint32(c.HeadDim)},
+		{Key: arch + ".attention.value_length", Value: uint32(c.HeadDim)},
+		{Key: arch + ".rope.dimension_count", Value: uint32(c.HeadDim)},
+		{Key: arch + ".rope.freq_base", Value: float32(c.RopeTheta)},
+		{Key: arch + ".attention.layer_norm_rms_epsilon", Value: float32(c.Eps)},
+		{Key: arch + ".vocab_size", Value: uint32(c.Vocab)},
 		{Key: "tokenizer.ggml.model", Value: "gpt2"},
-		{Key: "tokenizer.ggml.pre", Value: "llama-bpe"},
+		{Key: "tokenizer.ggml.pre", Value: tok.pre()},
 		{Key: "tokenizer.ggml.tokens", Value: tokens},
 		{Key: "tokenizer.ggml.token_type", Value: tokenTypes},
 		{Key: "tokenizer.ggml.merges", Value: tok.Model.Merges},
@@ -312,6 +337,9 @@ type source struct {
 
 func newSource(st *safetensors.File, prefix string, c config, dims []int) (*source, error) {
 	s := &source{name: prefix + ".weight", cols: dims[0], rows: 1}
+	if strings.HasSuffix(prefix, ".bias") {
+		s.name = prefix
+	}
 	for _, d := range dims[1:] {
 		s.rows *= d
 	}
@@ -446,4 +474,23 @@ func f32Bytes(v []float32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 	}
 	return b
+}
+
+// arch is the GGUF architecture of the source: llama (Llama, Mistral,
+// SmolLM), qwen2 or qwen3, from config.json's model_type.
+func (c config) arch() string {
+	switch c.ModelType {
+	case "qwen2", "qwen3":
+		return c.ModelType
+	}
+	return "llama"
+}
+
+// pre is llama.cpp's name of the tokenizer's pre-tokenizer: qwen2 for
+// Qwen's split (one digit a piece), else llama-bpe (Llama 3's).
+func (t *tokenizer) pre() string {
+	if strings.Contains(string(t.PreTokenizer), `\\p{N}|`) {
+		return "qwen2"
+	}
+	return "llama-bpe"
 }

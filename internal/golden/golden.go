@@ -30,8 +30,9 @@ var QwenModels = []string{"tiny-qwen3-f32", "tiny-qwen2-f32", "tiny-qwen3-mlx-q4
 // bench/ggufgen with every tensor type Driftwood reads between them
 // (tiny-mixed: tiny-f32's weights in F32, F16, BF16, Q4_0, Q4_1 and Q8_0
 // in turn; tiny-kquants: a tiny-256 model in Q4_K, Q5_K, Q6_K and Q8_0),
-// whose golden data testdata/gguf/reference.py computes.
-var GGUFModels = []string{"tiny-mixed.gguf", "tiny-kquants.gguf"}
+// whose golden data testdata/gguf/reference.py computes; tiny-qwen2 and
+// tiny-qwen3 are the Qwen test models in F16, Q8_0, Q4_1 and BF16 in turn.
+var GGUFModels = []string{"tiny-mixed.gguf", "tiny-kquants.gguf", "tiny-qwen2.gguf", "tiny-qwen3.gguf"}
 
 // Golden is one model's reference results.
 type Golden struct {
