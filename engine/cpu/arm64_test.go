@@ -23,7 +23,8 @@ func TestARM64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the arm64 build was not tested")
 	}
-	cmd := exec.Command("go", "test", "-exec", qemu, ".", "../../engine", "../../engine/safetensors")
+	// -short: not the real model, whose 1,280 steps take hours emulated.
+	cmd := exec.Command("go", "test", "-short", "-exec", qemu, ".", "../../engine", "../../engine/safetensors")
 	cmd.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0", "QEMU_CPU=max", "DRIFTWOOD_KERNELS=neondot")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
