@@ -11,7 +11,8 @@ import (
 // Q5_K, Q6_K), read in place: each row is its blocks, dequantised into
 // the worker's scratch as a row or a panel is needed (gguf.Dequantize),
 // then multiplied on the float kernels. This is the reference path; the
-// weights are never copied.
+// weights are never copied. Q4_0, Q4_1 and Q8_0 also have int8 kernels
+// (blocks_i8.go).
 type blockMatrix struct {
 	dense
 	typ      gguf.Type
@@ -33,6 +34,10 @@ func newBlockMatrix(t *engine.Tensor) (*blockMatrix, error) {
 }
 
 func (m *blockMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
+	if in.xq != nil {
+		kern.gemvBlocksI8[blockI8Type(m.typ)](out[lo:hi], m.data[lo*m.rowBytes:hi*m.rowBytes], in.xq, in.dx, in.xsum)
+		return
+	}
 	x := in.x
 	switch m.typ {
 	case gguf.Q8_0:

@@ -141,7 +141,7 @@ const gemmBytes = 256 << 10
 // per input.
 func gemm(m matrix, out []float32, in *input, lo, hi int, s *scratch) {
 	if in.xqT != nil {
-		m.(*affineMatrix).gemmI8(out, in, lo, hi, s)
+		gemmBatchI8(m.(i8Matrix), out, in, lo, hi, s)
 		return
 	}
 	rows, cols := m.dims()

@@ -62,10 +62,22 @@ var maxDiff = golden.MaxDiff
 // measured on the 1B-shaped models (BenchmarkInt8Quality).
 var int8Numerics = golden.Numerics{Logit: 1.5, Incremental: 1.5, Tie: 0.5}
 
-// numerics is what the kernel set in use is held to on model m.
+// numerics is what the kernel set in use is held to on model m: int8
+// activations meet its MLX affine weights, or its GGUF blocks that have
+// int8 kernels.
 func numerics(m *engine.Model) golden.Numerics {
-	if Int8() && m.Config.Quantization != nil {
+	if !Int8() {
+		return golden.Float
+	}
+	if m.Config.Quantization != nil {
 		return int8Numerics
+	}
+	for _, l := range m.Weights.Layers {
+		for _, t := range []*engine.Tensor{&l.QProj, &l.KProj, &l.VProj, &l.OProj, &l.GateProj, &l.UpProj, &l.DownProj} {
+			if blockI8Type(t.Blocks) >= 0 && kern.gemvBlocksI8[0] != nil {
+				return int8Numerics
+			}
+		}
 	}
 	return golden.Float
 }

@@ -280,25 +280,43 @@ func asmGemm(f gemmI8Asm, step int) gemmI8 {
 	}
 }
 
-// gemmI8 sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
+// i8Matrix is a matrix whose rows the int8 batch kernels multiply.
+type i8Matrix interface {
+	matrix
+	// fillI8 lays out rows [r0, r0+nr) as p, rows past nr left alone.
+	fillI8(p *i8Panel, r0, nr int)
+	// gemmBits picks the batch kernel for its panels,
+	// kernelSet.gemmI8[gemmBits/8]: 8 where codes reach 255.
+	gemmBits() int
+}
+
+// gemmBatchI8 sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
 // input of in, a batch prepared by prepareI8Batch: sixteen rows at a time
 // laid out in s.i8 and multiplied with the whole batch.
-func (m *affineMatrix) gemmI8(out []float32, in *input, lo, hi int, s *scratch) {
-	groups, wpr := m.cols/m.group, m.cols*m.bits/32
+func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
+	rows, cols := m.dims()
 	nt := roundUp(in.n, 8)
+	gemm := kern.gemmI8[m.gemmBits()/8]
 	for r0 := lo; r0 < hi; r0 += 16 {
 		nr := min(16, hi-r0)
 		p := &s.i8
 		if nr < 16 {
-			clear(p.w[:16*m.cols])
-			clear(p.s[:m.cols/2])
-			clear(p.b[:m.cols/2])
+			clear(p.w[:16*cols])
+			clear(p.s[:cols/2])
+			clear(p.b[:cols/2])
 		}
-		kern.panelI8[m.bits/8](p, m.packed[r0*wpr:(r0+nr)*wpr], m.scales.slice(r0*groups, (r0+nr)*groups),
-			m.biases.slice(r0*groups, (r0+nr)*groups), nr, m.cols, m.group)
-		kern.gemmI8[m.bits/8](s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
+		m.fillI8(p, r0, nr)
+		gemm(s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
 		for t := range in.n {
-			copy(out[t*m.rows+r0:t*m.rows+r0+nr], s.tile[t*16:t*16+nr])
+			copy(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
 		}
 	}
 }
+
+func (m *affineMatrix) fillI8(p *i8Panel, r0, nr int) {
+	groups, wpr := m.cols/m.group, m.cols*m.bits/32
+	kern.panelI8[m.bits/8](p, m.packed[r0*wpr:(r0+nr)*wpr], m.scales.slice(r0*groups, (r0+nr)*groups),
+		m.biases.slice(r0*groups, (r0+nr)*groups), nr, m.cols, m.group)
+}
+
+func (m *affineMatrix) gemmBits() int { return m.bits }

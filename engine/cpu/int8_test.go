@@ -56,7 +56,7 @@ func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) 
 // quantSums), so the product moves by at most Σ|w|·step/2. It is 0 when
 // m's kernels multiply in float.
 func int8Bound(m matrix, r int, row, x []float32) float64 {
-	if _, ok := m.(*affineMatrix); !ok || !m.layout().int8 {
+	if !m.layout().int8 {
 		return 0
 	}
 	var bound float64

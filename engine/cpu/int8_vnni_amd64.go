@@ -15,6 +15,8 @@ var avx512VNNIKernels = func() kernelSet {
 	ks.gemvQ4I8 = i8Gemv{4, [3]i8GemvAsm{gemvQ4SF32VNNI, gemvQ4SBF16VNNI, gemvQ4SF16VNNI}, &vnniIndex}.gemv
 	ks.gemvQ8I8 = i8Gemv{8, [3]i8GemvAsm{gemvQ8SF32VNNI, gemvQ8SBF16VNNI, gemvQ8SF16VNNI}, &vnniIndex}.gemv
 	ks.quantI8 = quantI8
+	ks.gemvBlocksI8 = blocksI8VNNI
+	ks.panelBlocksI8 = blockPanelsAVX2
 	ks.panelI8 = [2]panelI8{
 		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false}.panel,
 		i8PanelKernel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}, false}.panel,

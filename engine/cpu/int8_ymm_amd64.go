@@ -26,6 +26,8 @@ func ymmI8Kernels(name string, gemv [2][3]i8GemvAsm, gemm [2]gemmI8Asm) kernelSe
 	ks.gemvQ4I8 = i8Gemv{4, gemv[0], &ymmIndex}.gemv
 	ks.gemvQ8I8 = i8Gemv{8, gemv[1], &ymmIndex}.gemv
 	ks.quantI8 = quantI8YMM
+	ks.gemvBlocksI8 = blocksI8AVX2
+	ks.panelBlocksI8 = blockPanelsAVX2
 	ks.panelI8 = [2]panelI8{
 		i8PanelKernel{4, [3]panelAsm{panelQ4SF32AVX2, panelQ4SBF16AVX2, panelQ4SF16AVX2}, true}.panel,
 		i8PanelKernel{8, [3]panelAsm{panelQ8SF32AVX2, panelQ8SBF16AVX2, panelQ8SF16AVX2}, true}.panel,

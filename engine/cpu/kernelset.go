@@ -34,6 +34,12 @@ type kernelSet struct {
 	gemmI8   [2]gemmI8
 	gemvQ4I8 func(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int)
 	gemvQ8I8 func(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int)
+	// gemvBlocksI8[blockI8Type(t)], where the set has it, is the int8
+	// gemv over GGUF blocks of type t (blocks_i8.go).
+	gemvBlocksI8 [3]blockGemvI8
+	// panelBlocksI8, where the set has it, lays out whole panels of GGUF
+	// blocks for gemmI8 (blockMatrix.fillI8).
+	panelBlocksI8 [3]blockPanelI8
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
 	swiglu func(gate, up []float32)
 	// expSum sets x[i] = exp(x[i]-m) and returns the sum.

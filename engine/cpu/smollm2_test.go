@@ -37,10 +37,14 @@ const nearTie = 0.5
 
 // TestSmolLM2 runs a trained model (SmolLM2-135M-Instruct, Q4_1 GGUF) on
 // 20 chat prompts and llama.cpp's 64-token greedy continuation of each,
-// fed whole (so that one near-tie does not end the comparison):
+// fed whole (so that one near-tie does not end the comparison), on the
+// float path and, where the CPU has them, the int8 kernels:
 //   - the float path's logits are the exact ones (within 1e-3 of the
-//     float64 reference) for every step's likeliest tokens;
-//   - it picks llama.cpp's token at every step but near-ties: llama.cpp's
+//     float64 reference) for every step's likeliest tokens; int8's are
+//     as close as llama.cpp's own (which rounds the activations to 8 bits
+//     as well): their mean error at most 1.25 times llama.cpp's, none off
+//     by more than llama.cpp's worst;
+//   - both pick llama.cpp's token at every step but near-ties: llama.cpp's
 //     top two within nearTie, and the two picks within nearTie of each
 //     other in the exact logits. Each is logged with both engines'
 //     logits.
@@ -60,32 +64,52 @@ func TestSmolLM2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	vocab := m.Config.VocabSize
-	steps, ties, worst := 0, 0, 0.0
+	sets := []string{"float"}
+	if i8 := kernelSets[len(kernelSets)-1]; i8.gemvBlocksI8[0] != nil {
+		sets = append(sets, i8.name)
+	}
+	for _, name := range sets {
+		t.Run(name, func(t *testing.T) {
+			saved := kern
+			defer func() { kern = saved }()
+			if err := SelectKernels(name); err != nil {
+				t.Fatal(err)
+			}
+			checkSmolLM2(t, b, ref, m.Config.VocabSize, name == "float")
+		})
+	}
+}
+
+func checkSmolLM2(t *testing.T, b *Backend, ref *llamaCppGreedy, vocab int, float bool) {
+	steps, ties, logits := 0, 0, 0
+	var errSum, errMax, refSum, refMax float64 // |logit − exact|: here, and llama.cpp's
 	for pi, p := range ref.Prompts {
 		seq := append(append([]int32(nil), p.IDs...), p.Greedy[:len(p.Greedy)-1]...)
 		cache, err := b.NewCache(len(seq))
 		if err != nil {
 			t.Fatal(err)
 		}
-		logits := make([]float32, len(seq)*vocab)
-		if err := b.Forward(cache, seq, logits); err != nil {
+		out := make([]float32, len(seq)*vocab)
+		if err := b.Forward(cache, seq, out); err != nil {
 			t.Fatal(err)
 		}
 		cache.Close()
 		for k, st := range p.Steps {
-			row := logits[(len(p.IDs)-1+k)*vocab:][:vocab]
+			row := out[(len(p.IDs)-1+k)*vocab:][:vocab]
 			exact := map[int32]float64{}
 			for _, e := range p.Exact[k] {
 				exact[int32(e[0])] = e[1]
 				d := math.Abs(float64(row[int32(e[0])]) - e[1])
-				worst = max(worst, d)
-				if d > 1e-3 {
+				errSum, errMax, logits = errSum+d, max(errMax, d), logits+1
+				if float && d > 1e-3 {
 					t.Errorf("prompt %d step %d: logit of %d is %.5f, exactly %.5f", pi, k, int32(e[0]), row[int32(e[0])], e[1])
 				}
 			}
 			steps++
 			top, want := engine.Argmax(row), int32(st[0])
+			if e, ok := exact[want]; ok {
+				refSum, refMax = refSum+math.Abs(e-st[1]), max(refMax, math.Abs(e-st[1]))
+			}
 			if top == want {
 				continue
 			}
@@ -99,7 +123,12 @@ func TestSmolLM2(t *testing.T) {
 				pi, k, top, row[top], want, row[want], st[1], int32(st[2]), st[3])
 		}
 	}
-	t.Logf("%d steps of %d prompts: largest difference from the exact logits %.2g; %d near-ties gone the other way from llama.cpp", steps, len(ref.Prompts), worst, ties)
+	mean, refMean := errSum/float64(logits), refSum/float64(steps)
+	t.Logf("%d steps of %d prompts: logits off the exact ones by %.2g on average, %.2g at most (llama.cpp's top token: %.2g, %.2g); %d near-ties gone the other way from llama.cpp",
+		steps, len(ref.Prompts), mean, errMax, refMean, refMax, ties)
+	if !float && (mean > 1.25*refMean || errMax > refMax) {
+		t.Errorf("int8 logits off the exact ones by %.3g on average and %.3g at most; llama.cpp's by %.3g and %.3g", mean, errMax, refMean, refMax)
+	}
 }
 
 func readLlamaCppGreedy(t *testing.T) *llamaCppGreedy {

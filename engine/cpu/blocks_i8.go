@@ -1,0 +1,103 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/driftwoodlabs/driftwood/engine/gguf"
+)
+
+// GGUF's Q4_0, Q4_1 and Q8_0 blocks over int8 activations (int8.go): a
+// block of 32 weights is one chunk of the input, and row r times x is
+//
+//	Σ_c d[r,c]·dx[c]·Σ_{k∈c} q[r,k]·xq[k] + m[r,c]·xsum[c]
+//
+// with q the block's unsigned codes and m its bias: Q4_1's minimum, −8d
+// for Q4_0 (whose weights are d·(q−8)), 0 for Q8_0 (signed codes) or
+// −128d where its codes go unsigned, 128 added. As xsum is dx·Σxq
+// (quantSums), this is the same integer sum Σ d·dx·Σ(q−8)·xq that
+// llama.cpp's ggml_vec_dot_q4_0_q8_0 and kin compute. The weights are
+// read in place; the inner sums are exact in int32.
+
+// blockGemvI8 sets out[r] = row r of w · x for r < len(out), w rows of
+// len(w)/len(out) bytes of GGUF blocks of one type and x given as quantI8
+// and quantSums wrote it, in natural order (so every xq is in
+// [−127, 127]).
+type blockGemvI8 func(out []float32, w []byte, xq []int8, dx, xsum []float32)
+
+// blockPanelI8 lays out sixteen rows of blocks of one type, the first
+// at w[0], rowBytes apart, as fillI8 does.
+type blockPanelI8 func(p *i8Panel, w []byte, rowBytes int)
+
+// blockI8Type is the index of a block type in kernelSet.gemvBlocksI8, or
+// -1 where the type has no int8 kernel.
+func blockI8Type(t gguf.Type) int {
+	switch t {
+	case gguf.Q4_0:
+		return 0
+	case gguf.Q4_1:
+		return 1
+	case gguf.Q8_0:
+		return 2
+	}
+	return -1
+}
+
+// int8 says whether m's products take int8 activations: the kernel set
+// has them and m's blocks have a kernel.
+func (m *blockMatrix) int8() bool {
+	i := blockI8Type(m.typ)
+	return i >= 0 && kern.gemvBlocksI8[i] != nil
+}
+
+func (m *blockMatrix) layout() layout { return layout{int8: m.int8()} }
+
+// gemmBits is the gemmI8 kernel (kernelSet.gemmI8[gemmBits/8]) that
+// m's panels want: Q8_0's codes, 128 added, fill a byte.
+func (m *blockMatrix) gemmBits() int {
+	if m.typ == gguf.Q8_0 {
+		return 8
+	}
+	return 4
+}
+
+// fillI8 lays out rows [r0, r0+nr) as an int8 panel (i8Panel), in
+// natural order: the codes unsigned, each chunk's scale d and bias (−8d
+// for Q4_0, m for Q4_1, −128d for Q8_0, whose codes move up by 128), so
+// that scale·code + bias is the block's weight. Four codes move at a
+// time as a word; whole panels go to the kernel set's assembly where it
+// has it.
+func (m *blockMatrix) fillI8(p *i8Panel, r0, nr int) {
+	if f := kern.panelBlocksI8[blockI8Type(m.typ)]; f != nil && nr == 16 {
+		f(p, m.data[r0*m.rowBytes:(r0+16)*m.rowBytes], m.rowBytes)
+		return
+	}
+	w := unsafe.Slice((*uint32)(unsafe.Pointer(&p.w[0])), len(p.w)/4)
+	bb := m.typ.BlockBytes()
+	for r := range nr {
+		row := m.data[(r0+r)*m.rowBytes:][:m.rowBytes]
+		for c := range m.cols / 32 {
+			b := row[c*bb:][:bb]
+			d := f16ToF32(binary.LittleEndian.Uint16(b))
+			o := w[c*8*16+r:] // word i of the chunk at o[16·i]
+			switch m.typ {
+			case gguf.Q8_0:
+				p.s[c*16+r], p.b[c*16+r] = d, -128*d
+				for i := range 8 {
+					o[16*i] = binary.LittleEndian.Uint32(b[2+4*i:]) ^ 0x80808080
+				}
+				continue
+			case gguf.Q4_0:
+				p.s[c*16+r], p.b[c*16+r] = d, -8*d
+				b = b[2:]
+			default: // Q4_1
+				p.s[c*16+r], p.b[c*16+r] = d, f16ToF32(binary.LittleEndian.Uint16(b[2:]))
+				b = b[4:]
+			}
+			for i := range 4 { // low nibbles: weights 0-15, high: 16-31
+				v := binary.LittleEndian.Uint32(b[4*i:])
+				o[16*i], o[16*(4+i)] = v&0x0f0f0f0f, v>>4&0x0f0f0f0f
+			}
+		}
+	}
+}

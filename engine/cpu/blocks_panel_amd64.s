@@ -1,0 +1,188 @@
+#include "textflag.h"
+
+// The panel kernels lay out sixteen rows of blocks for gemmI8, as fillI8
+// (blocks_i8.go), a chunk (one block of each row) at a time: four rows'
+// codes are loaded, their dwords transposed (four codes of one row to a
+// dword, a row's dword j then the next row's), so that each store writes
+// four rows of one column group; the rows' d (and m) are gathered,
+// widened and stored with the bias.
+//
+// Registers: DI the panel's codes, R8 its scales, R9 its biases, SI the
+// first row, R14 the row's bytes, AX three times that, R10 the chunk's
+// offset in a row, R11 a block's bytes, BX chunks left, DX the chunk's
+// block in the first row, R13 a row's block. Y15 bytes of 0x0f (Q8_0:
+// 0x80), Y12 the bias factor (−8 or −128).
+
+// PARGS loads the panel arguments; blocks of bb bytes, bias factor f.
+#define PARGS(bb, f) \
+	MOVQ wp+0(FP), DI \
+	MOVQ sp+8(FP), R8 \
+	MOVQ bp+16(FP), R9 \
+	MOVQ w+24(FP), SI \
+	MOVQ rowBytes+32(FP), R14 \
+	LEAQ (R14)(R14*2), AX \
+	MOVQ chunks+40(FP), BX \
+	MOVQ $bb, R11 \
+	XORQ R10, R10 \
+	MOVL $f, R13 \
+	VMOVD R13, X12 \
+	VCVTDQ2PS X12, X12 \
+	VBROADCASTSS X12, Y12
+
+// T4 transposes the dwords of four registers in place (within each
+// 128-bit lane), with four temporaries.
+#define T4(A, B, C, D, T0, T1, T2, T3) \
+	VPUNPCKLDQ B, A, T0 \
+	VPUNPCKHDQ B, A, T1 \
+	VPUNPCKLDQ D, C, T2 \
+	VPUNPCKHDQ D, C, T3 \
+	VPUNPCKLQDQ T2, T0, A \
+	VPUNPCKHQDQ T2, T0, B \
+	VPUNPCKLQDQ T3, T1, C \
+	VPUNPCKHQDQ T3, T1, D
+
+// NIB stores X register x's low nibbles (column group j of four rows,
+// row group g) and its high ones (group j+4).
+#define NIB(x, j, g) \
+	VPSRLD $4, x, X4 \
+	VPAND X15, x, x \
+	VPAND X15, X4, X4 \
+	VMOVDQU x, (64*j+16*g)(DI) \
+	VMOVDQU X4, (64*j+256+16*g)(DI)
+
+// Q4ROWS lays out the 16 code bytes at off(R13) of four rows, row group g.
+#define Q4ROWS(off, g) \
+	VMOVDQU off(R13), X0 \
+	VMOVDQU off(R13)(R14*1), X1 \
+	VMOVDQU off(R13)(R14*2), X2 \
+	VMOVDQU off(R13)(AX*1), X3 \
+	T4(X0, X1, X2, X3, X4, X5, X6, X7) \
+	NIB(X0, 0, g) \
+	NIB(X1, 1, g) \
+	NIB(X2, 2, g) \
+	NIB(X3, 3, g) \
+	LEAQ (R13)(R14*4), R13
+
+// Q8ROWS lays out the 32 code bytes at 2(R13) of four rows, row group g:
+// after the transpose, lane 0 of Y0-Y3 holds column groups 0-3, lane 1
+// groups 4-7.
+#define Q8ROWS(g) \
+	VMOVDQU 2(R13), Y0 \
+	VMOVDQU 2(R13)(R14*1), Y1 \
+	VMOVDQU 2(R13)(R14*2), Y2 \
+	VMOVDQU 2(R13)(AX*1), Y3 \
+	T4(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) \
+	VPXOR Y15, Y0, Y0 \
+	VPXOR Y15, Y1, Y1 \
+	VPXOR Y15, Y2, Y2 \
+	VPXOR Y15, Y3, Y3 \
+	VMOVDQU X0, (16*g)(DI) \
+	VMOVDQU X1, (64+16*g)(DI) \
+	VMOVDQU X2, (128+16*g)(DI) \
+	VMOVDQU X3, (192+16*g)(DI) \
+	VEXTRACTI128 $1, Y0, (256+16*g)(DI) \
+	VEXTRACTI128 $1, Y1, (320+16*g)(DI) \
+	VEXTRACTI128 $1, Y2, (384+16*g)(DI) \
+	VEXTRACTI128 $1, Y3, (448+16*g)(DI) \
+	LEAQ (R13)(R14*4), R13
+
+// HALVES8 gathers the halves at off(R13) of eight rows into X register x
+// and steps R13 past them.
+#define HALVES8(off, x) \
+	VPINSRW $0, off(R13), x, x \
+	VPINSRW $1, off(R13)(R14*1), x, x \
+	VPINSRW $2, off(R13)(R14*2), x, x \
+	VPINSRW $3, off(R13)(AX*1), x, x \
+	LEAQ (R13)(R14*4), R13 \
+	VPINSRW $4, off(R13), x, x \
+	VPINSRW $5, off(R13)(R14*1), x, x \
+	VPINSRW $6, off(R13)(R14*2), x, x \
+	VPINSRW $7, off(R13)(AX*1), x, x \
+	LEAQ (R13)(R14*4), R13
+
+// SCALES stores the sixteen rows' d, widened, and d times the bias factor
+// (Y12) as their biases, unless m (Q4_1) gives them.
+#define SCALES \
+	MOVQ DX, R13 \
+	HALVES8(0, X8) \
+	HALVES8(0, X9) \
+	VCVTPH2PS X8, Y8 \
+	VCVTPH2PS X9, Y9 \
+	VMOVUPS Y8, (R8) \
+	VMOVUPS Y9, 32(R8) \
+	VMULPS Y12, Y8, Y8 \
+	VMULPS Y12, Y9, Y9 \
+	VMOVUPS Y8, (R9) \
+	VMOVUPS Y9, 32(R9)
+
+// NEXT steps to the next chunk.
+#define NEXT \
+	ADDQ $512, DI \
+	ADDQ $64, R8 \
+	ADDQ $64, R9 \
+	ADDQ R11, R10 \
+	DECQ BX
+
+// func panelQ4_0AVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ4_0AVX2(SB), NOSPLIT, $0-48
+	PARGS(18, -8)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q40chunk:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	Q4ROWS(2, 0)
+	Q4ROWS(2, 1)
+	Q4ROWS(2, 2)
+	Q4ROWS(2, 3)
+	SCALES
+	NEXT
+	JNZ q40chunk
+	VZEROUPPER
+	RET
+
+// func panelQ4_1AVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ4_1AVX2(SB), NOSPLIT, $0-48
+	PARGS(20, 0)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q41chunk:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	Q4ROWS(4, 0)
+	Q4ROWS(4, 1)
+	Q4ROWS(4, 2)
+	Q4ROWS(4, 3)
+	SCALES
+	MOVQ DX, R13
+	HALVES8(2, X8)
+	HALVES8(2, X9)
+	VCVTPH2PS X8, Y8
+	VCVTPH2PS X9, Y9
+	VMOVUPS Y8, (R9)
+	VMOVUPS Y9, 32(R9)
+	NEXT
+	JNZ q41chunk
+	VZEROUPPER
+	RET
+
+// func panelQ8_0AVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ8_0AVX2(SB), NOSPLIT, $0-48
+	PARGS(34, -128)
+	MOVL $0x80808080, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q80chunk:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	Q8ROWS(0)
+	Q8ROWS(1)
+	Q8ROWS(2)
+	Q8ROWS(3)
+	SCALES
+	NEXT
+	JNZ q80chunk
+	VZEROUPPER
+	RET
