@@ -120,14 +120,29 @@ func (m *blockMatrix) panel(r, k0, k1 int, s *scratch) ([]float32, int) {
 	b0, b1 := k0/m.block, (k1+m.block-1)/m.block
 	bb := m.rowBytes / (m.cols / m.block)
 	deq := s.deq[:(b1-b0)*m.block]
+	whole := k0%m.block == 0 && k1%m.block == 0 // straight into the panel
 	for i := r; i < min(r+4, m.rows); i++ {
 		row := m.data[i*m.rowBytes : (i+1)*m.rowBytes]
-		gguf.Dequantize(m.typ, deq, row[b0*bb:b1*bb])
+		if whole {
+			m.dequant(p[(i-r)*kw:(i-r+1)*kw], row[b0*bb:b1*bb])
+			continue
+		}
+		m.dequant(deq, row[b0*bb:b1*bb])
 		copy(p[(i-r)*kw:(i-r+1)*kw], deq[k0-b0*m.block:])
 	}
 	return p, kw
 }
 
 func (m *blockMatrix) row(dst []float32, r int) {
-	gguf.Dequantize(m.typ, dst[:m.cols], m.data[r*m.rowBytes:(r+1)*m.rowBytes])
+	m.dequant(dst[:m.cols], m.data[r*m.rowBytes:(r+1)*m.rowBytes])
+}
+
+// dequant is gguf.Dequantize of whole blocks of m's type, on the kernel
+// set's assembly where it has it (Q6_K, whose batches stay in float).
+func (m *blockMatrix) dequant(dst []float32, src []byte) {
+	if m.typ == gguf.Q6_K && kern.dequantQ6K != nil {
+		kern.dequantQ6K(dst, src)
+		return
+	}
+	gguf.Dequantize(m.typ, dst, src)
 }

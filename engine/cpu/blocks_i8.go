@@ -29,6 +29,10 @@ type blockGemvI8 func(out []float32, w []byte, xq []int8, dx, xsum []float32)
 // at w[0], rowBytes apart, as fillI8 does.
 type blockPanelI8 func(p *i8Panel, w []byte, rowBytes int)
 
+// blockI8Types counts the block types with int8 kernels: Q4_0, Q4_1,
+// Q8_0 and the k-quants Q4_K, Q5_K, Q6_K (blockI8Type).
+const blockI8Types = 6
+
 // blockI8Type is the index of a block type in kernelSet.gemvBlocksI8, or
 // -1 where the type has no int8 kernel.
 func blockI8Type(t gguf.Type) int {
@@ -39,6 +43,12 @@ func blockI8Type(t gguf.Type) int {
 		return 1
 	case gguf.Q8_0:
 		return 2
+	case gguf.Q4_K:
+		return 3
+	case gguf.Q5_K:
+		return 4
+	case gguf.Q6_K:
+		return 5
 	}
 	return -1
 }
@@ -50,10 +60,15 @@ func (m *blockMatrix) int8() bool {
 	return i >= 0 && kern.gemvBlocksI8[i] != nil
 }
 
-func (m *blockMatrix) layout() layout { return layout{int8: m.int8()} }
+// layout: Q6_K's batches stay in float, as an i8Panel has one scale per
+// 32 weights and Q6_K one per 16.
+func (m *blockMatrix) layout() layout {
+	return layout{int8: m.int8(), floatBatch: m.typ == gguf.Q6_K}
+}
 
 // gemmBits is the gemmI8 kernel (kernelSet.gemmI8[gemmBits/8]) that
-// m's panels want: Q8_0's codes, 128 added, fill a byte.
+// m's panels want: Q8_0's codes, 128 added, fill a byte; the others are
+// at most 31.
 func (m *blockMatrix) gemmBits() int {
 	if m.typ == gguf.Q8_0 {
 		return 8
@@ -62,41 +77,81 @@ func (m *blockMatrix) gemmBits() int {
 }
 
 // fillI8 lays out rows [r0, r0+nr) as an int8 panel (i8Panel), in
-// natural order: the codes unsigned, each chunk's scale d and bias (−8d
-// for Q4_0, m for Q4_1, −128d for Q8_0, whose codes move up by 128), so
-// that scale·code + bias is the block's weight. Four codes move at a
-// time as a word; whole panels go to the kernel set's assembly where it
-// has it.
+// natural order: the codes unsigned, each chunk's scale and bias (Q4_0:
+// d and −8d; Q4_1: d and m; Q8_0: d and −128d, its codes moved up by
+// 128; Q4_K and Q5_K: d·sc and −dmin·m), so that scale·code + bias is
+// the weight as gguf.Dequantize gives it. Four codes move at a time as a
+// word; whole panels go to the kernel set's assembly where it has it.
 func (m *blockMatrix) fillI8(p *i8Panel, r0, nr int) {
 	if f := kern.panelBlocksI8[blockI8Type(m.typ)]; f != nil && nr == 16 {
 		f(p, m.data[r0*m.rowBytes:(r0+16)*m.rowBytes], m.rowBytes)
 		return
 	}
 	w := unsafe.Slice((*uint32)(unsafe.Pointer(&p.w[0])), len(p.w)/4)
-	bb := m.typ.BlockBytes()
 	for r := range nr {
 		row := m.data[(r0+r)*m.rowBytes:][:m.rowBytes]
-		for c := range m.cols / 32 {
-			b := row[c*bb:][:bb]
-			d := f16ToF32(binary.LittleEndian.Uint16(b))
-			o := w[c*8*16+r:] // word i of the chunk at o[16·i]
-			switch m.typ {
-			case gguf.Q8_0:
-				p.s[c*16+r], p.b[c*16+r] = d, -128*d
-				for i := range 8 {
-					o[16*i] = binary.LittleEndian.Uint32(b[2+4*i:]) ^ 0x80808080
-				}
-				continue
-			case gguf.Q4_0:
-				p.s[c*16+r], p.b[c*16+r] = d, -8*d
-				b = b[2:]
-			default: // Q4_1
-				p.s[c*16+r], p.b[c*16+r] = d, f16ToF32(binary.LittleEndian.Uint16(b[2:]))
-				b = b[4:]
+		if m.typ == gguf.Q4_K || m.typ == gguf.Q5_K {
+			fillK(p, w, row, r, m.typ == gguf.Q5_K)
+		} else {
+			fillLegacy(p, w, row, r, m.typ)
+		}
+	}
+}
+
+// fillLegacy lays out row r of a panel from a row of Q4_0, Q4_1 or Q8_0
+// blocks; w is p.w as words.
+func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type) {
+	bb := typ.BlockBytes()
+	for c := range len(row) / bb {
+		b := row[c*bb:][:bb]
+		d := f16ToF32(binary.LittleEndian.Uint16(b))
+		o := w[c*8*16+r:] // word i of the chunk at o[16·i]
+		switch typ {
+		case gguf.Q8_0:
+			p.s[c*16+r], p.b[c*16+r] = d, -128*d
+			for i := range 8 {
+				o[16*i] = binary.LittleEndian.Uint32(b[2+4*i:]) ^ 0x80808080
 			}
-			for i := range 4 { // low nibbles: weights 0-15, high: 16-31
-				v := binary.LittleEndian.Uint32(b[4*i:])
-				o[16*i], o[16*(4+i)] = v&0x0f0f0f0f, v>>4&0x0f0f0f0f
+			continue
+		case gguf.Q4_0:
+			p.s[c*16+r], p.b[c*16+r] = d, -8*d
+			b = b[2:]
+		default: // Q4_1
+			p.s[c*16+r], p.b[c*16+r] = d, f16ToF32(binary.LittleEndian.Uint16(b[2:]))
+			b = b[4:]
+		}
+		for i := range 4 { // low nibbles: weights 0-15, high: 16-31
+			v := binary.LittleEndian.Uint32(b[4*i:])
+			o[16*i], o[16*(4+i)] = v&0x0f0f0f0f, v>>4&0x0f0f0f0f
+		}
+	}
+}
+
+// fillK lays out row r of a panel from a row of Q4_K or Q5_K
+// super-blocks (gguf's dequantQ4_K and dequantQ5_K give the layout): sub-
+// block j is chunk j, its codes the low (even j) or high nibbles of 32
+// bytes, and for Q5_K bit j of each qh byte as bit 4.
+func fillK(p *i8Panel, w []uint32, row []byte, r int, q5 bool) {
+	bb, qsAt := 144, 16
+	if q5 {
+		bb, qsAt = 176, 48
+	}
+	for sb := range len(row) / bb {
+		b := row[sb*bb:][:bb]
+		d := f16ToF32(binary.LittleEndian.Uint16(b))
+		dmin := f16ToF32(binary.LittleEndian.Uint16(b[2:]))
+		qs, qh := b[qsAt:], b[16:48]
+		for j := range 8 {
+			sc, mn := gguf.ScaleMinK4(j, b[4:16])
+			c := sb*8 + j
+			p.s[c*16+r], p.b[c*16+r] = d*float32(sc), -(dmin * float32(mn))
+			o := w[c*8*16+r:]
+			for i := range 8 {
+				v := binary.LittleEndian.Uint32(qs[32*(j/2)+4*i:]) >> (4 * (j & 1)) & 0x0f0f0f0f
+				if q5 {
+					v |= binary.LittleEndian.Uint32(qh[4*i:]) >> j & 0x01010101 << 4
+				}
+				o[16*i] = v
 			}
 		}
 	}

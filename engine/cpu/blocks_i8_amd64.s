@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "blocks_amd64.h"
 
 // GGUF block kernels over int8 activations (blocks_i8.go), AVX2 with FMA
 // and F16C: every x86 int8 set has them. A row goes eight blocks (of 32
@@ -274,3 +275,412 @@ TEXT ·gemvQ8_0I8VNNI(SB), NOSPLIT, $32-64
 	VMOVD R13, X15
 	VPBROADCASTD X15, Y15
 	ROWS(34, LOADQ80, VNNI, BIAS8D, BIAS1D, PF8Q8, PF1Q8)
+
+// The k-quants: a super-block of 256 weights is eight chunks of the
+// input. Q4_K and Q5_K give each chunk a 6-bit scale and min under the
+// super-block's d and dmin (w = d·sc·q − dmin·m): the sixteen 6-bit
+// fields are unpacked with vector shifts and masks (kshift, kmaska,
+// kmaskb), d·sc·dx goes to the frame and dmin·m·xsum off the bias sums.
+// Q6_K gives each 16 weights a signed 8-bit scale (w = d·sc·(q−32)):
+// its codes go signed, and a chunk's two scales times d·dx meet the
+// int32 lanes of its two halves (q6idx picks them from the frame).
+
+// KROWS is a k-quant kernel's loop over its rows, BODY a super-block.
+// The k-quants have no single-block bias sums, and Q5_K and Q6_K hold qh
+// in Y11: X11 is cleared for STORE.
+#define KROWS(BODY) \
+row: \
+	ROW \
+sb: \
+	BODY \
+	CMPQ CX, R12 \
+	JLT sb \
+	VXORPS X11, X11, X11 \
+	STORE \
+	JNZ row \
+	VZEROUPPER \
+	RET
+
+// KSCALES stores d·sc·dx of the super-block's eight chunks to the frame
+// and takes dmin·m·xsum off the bias sums.
+#define KSCALES \
+	VPBROADCASTW (AX), X9 \
+	VCVTPH2PS X9, Y9 \
+	VPBROADCASTW 2(AX), X10 \
+	VCVTPH2PS X10, Y10 \
+	VMOVDQU 4(AX), X4 \
+	UNPACKK \
+	VPMOVZXBD X5, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VMULPS Y9, Y6, Y6 \
+	VMULPS (R10)(CX*4), Y6, Y6 \
+	VMOVUPS Y6, sc-32(SP) \
+	VPSHUFD $0x0e, X5, X5 \
+	VPMOVZXBD X5, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VMULPS Y10, Y6, Y6 \
+	VFNMADD231PS (R11)(CX*4), Y6, Y2
+
+// [u0, u2, u1, u2] of the twelve scale bytes as dwords, shifted and
+// masked, or'ed with [u0, u0, u1, u1] shifted and masked: the eight
+// scales' bytes, then the eight mins' (ggml's get_scale_min_k4). The
+// panel kernels (blocks_panel_amd64.s) use them too.
+DATA ·kScaleShift+0(SB)/4, $0
+DATA ·kScaleShift+4(SB)/4, $0
+DATA ·kScaleShift+8(SB)/4, $0
+DATA ·kScaleShift+12(SB)/4, $4
+GLOBL ·kScaleShift(SB), RODATA|NOPTR, $16
+DATA ·kScaleMaskA+0(SB)/4, $0x3f3f3f3f
+DATA ·kScaleMaskA+4(SB)/4, $0x0f0f0f0f
+DATA ·kScaleMaskA+8(SB)/4, $0x3f3f3f3f
+DATA ·kScaleMaskA+12(SB)/4, $0x0f0f0f0f
+GLOBL ·kScaleMaskA(SB), RODATA|NOPTR, $16
+DATA ·kScaleMaskB+0(SB)/4, $0
+DATA ·kScaleMaskB+4(SB)/4, $0x30303030
+DATA ·kScaleMaskB+8(SB)/4, $0
+DATA ·kScaleMaskB+12(SB)/4, $0x30303030
+GLOBL ·kScaleMaskB(SB), RODATA|NOPTR, $16
+
+// Q4_K's chunks: the 32 bytes of a pair of chunks, low nibbles the even
+// chunk's (kept in Y7 for the odd one), high ones the odd's.
+#define LQ4KE(i) \
+	VMOVDQU (16+16*i)(AX), Y7 \
+	VPAND Y15, Y7, Y3
+
+#define LQ4KO(i) \
+	VPSRLW $4, Y7, Y3 \
+	VPAND Y15, Y3, Y3
+
+// Q5_K's: Q4_K's at 48, and bit i of qh (Y11) as bit 4 of chunk i's
+// codes, Y12 holding bytes of 0x10.
+#define HIBIT \
+	VPAND Y12, Y5, Y5 \
+	VPOR Y5, Y3, Y3
+
+#define LQ5K0(i) \
+	VMOVDQU 48(AX), Y7 \
+	VPAND Y15, Y7, Y3 \
+	VPSLLW $4, Y11, Y5 \
+	HIBIT
+
+#define LQ5K1(i) \
+	LQ4KO(i) \
+	VPSLLW $3, Y11, Y5 \
+	HIBIT
+
+#define LQ5K2(i) \
+	VMOVDQU 80(AX), Y7 \
+	VPAND Y15, Y7, Y3 \
+	VPSLLW $2, Y11, Y5 \
+	HIBIT
+
+#define LQ5K3(i) \
+	LQ4KO(i) \
+	VPSLLW $1, Y11, Y5 \
+	HIBIT
+
+#define LQ5K4(i) \
+	VMOVDQU 112(AX), Y7 \
+	VPAND Y15, Y7, Y3 \
+	VMOVDQU Y11, Y5 \
+	HIBIT
+
+#define LQ5K5(i) \
+	LQ4KO(i) \
+	VPSRLW $1, Y11, Y5 \
+	HIBIT
+
+#define LQ5K6(i) \
+	VMOVDQU 144(AX), Y7 \
+	VPAND Y15, Y7, Y3 \
+	VPSRLW $2, Y11, Y5 \
+	HIBIT
+
+#define LQ5K7(i) \
+	LQ4KO(i) \
+	VPSRLW $3, Y11, Y5 \
+	HIBIT
+
+// KBLOCKS are a super-block's eight chunks.
+#define KBLOCKS(L0, L1, L2, L3, L4, L5, L6, L7, DOT) \
+	BLOCK(0, L0, DOT, Y0) \
+	BLOCK(1, L1, DOT, Y1) \
+	BLOCK(2, L2, DOT, Y0) \
+	BLOCK(3, L3, DOT, Y1) \
+	BLOCK(4, L4, DOT, Y0) \
+	BLOCK(5, L5, DOT, Y1) \
+	BLOCK(6, L6, DOT, Y0) \
+	BLOCK(7, L7, DOT, Y1)
+
+#define Q4K(DOT) \
+	PREFETCHT1 8192(AX) \
+	PREFETCHT1 (8192+64)(AX) \
+	PREFETCHT1 (8192+128)(AX) \
+	KSCALES \
+	KBLOCKS(LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, DOT) \
+	NEXT(8, 18)
+
+#define Q5K(DOT) \
+	PREFETCHT1 8192(AX) \
+	PREFETCHT1 (8192+64)(AX) \
+	PREFETCHT1 (8192+128)(AX) \
+	KSCALES \
+	VMOVDQU 16(AX), Y11 \
+	KBLOCKS(LQ5K0, LQ5K1, LQ5K2, LQ5K3, LQ5K4, LQ5K5, LQ5K6, LQ5K7, DOT) \
+	NEXT(8, 22)
+
+// Q6_K's chunk i = 4h+k: ql's 32 bytes at 64h (k = 0, 2; kept in Y7) or
+// 64h+32 (k = 1, 3; kept in Y10), low nibbles for k < 2, and bits 2k, 2k+1
+// of qh's 32 bytes at 128+32h (Y11) as bits 4 and 5; Y13 holds bytes of
+// 0x30.
+#define Q6HI \
+	VPAND Y13, Y5, Y5 \
+	VPOR Y5, Y3, Y3
+
+#define LQ6K0(h) \
+	VMOVDQU (64*h)(AX), Y7 \
+	VMOVDQU (128+32*h)(AX), Y11 \
+	VPAND Y15, Y7, Y3 \
+	VPSLLW $4, Y11, Y5 \
+	Q6HI
+
+#define LQ6K1(h) \
+	VMOVDQU (64*h+32)(AX), Y10 \
+	VPAND Y15, Y10, Y3 \
+	VPSLLW $2, Y11, Y5 \
+	Q6HI
+
+#define LQ6K2(h) \
+	VPSRLW $4, Y7, Y3 \
+	VPAND Y15, Y3, Y3 \
+	VPAND Y13, Y11, Y5 \
+	VPOR Y5, Y3, Y3
+
+#define LQ6K3(h) \
+	VPSRLW $4, Y10, Y3 \
+	VPAND Y15, Y3, Y3 \
+	VPSRLW $2, Y11, Y5 \
+	Q6HI
+
+// SIGNED6 and SIGNED6V multiply Q6_K's codes less 32 (Y12 holds bytes of
+// 32) with the activations, as MADDS does, on madd or on VPDPBUSD.
+#define SIGNED6(i) \
+	VPSUBB Y12, Y3, Y3 \
+	VMOVDQU (32*i)(DX), Y5 \
+	VPSIGNB Y3, Y3, Y4 \
+	VPSIGNB Y3, Y5, Y5 \
+	VPMADDUBSW Y5, Y4, Y6 \
+	VPMADDWD Y14, Y6, Y6
+
+#define SIGNED6V(i) \
+	VPSUBB Y12, Y3, Y3 \
+	VMOVDQU (32*i)(DX), Y5 \
+	VPSIGNB Y3, Y3, Y4 \
+	VPSIGNB Y3, Y5, Y5 \
+	VPXOR Y6, Y6, Y6 \
+	VPDPBUSD Y5, Y4, Y6
+
+// Q6BLOCK adds chunk i = 4h+k, times its two halves' d·sc·dx, to acc.
+#define Q6BLOCK(i, h, k, LOAD, DOT, acc) \
+	LOAD(h) \
+	DOT(i) \
+	VCVTDQ2PS Y6, Y6 \
+	VMOVDQU q6idx<>+(32*k)(SB), Y8 \
+	VPERMPS s16-(64-32*h)(SP), Y8, Y4 \
+	VFMADD231PS Y4, Y6, acc
+
+// Q6SCALES stores the super-block's sixteen d·sc·dx to the frame, each
+// chunk's dx twice (q6dup picks them).
+#define Q6SCALES \
+	VPBROADCASTW 208(AX), X9 \
+	VCVTPH2PS X9, Y9 \
+	VPMOVSXBD 192(AX), Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VMULPS Y9, Y6, Y6 \
+	VMOVDQU q6dup<>(SB), Y8 \
+	VPERMPS (R10)(CX*4), Y8, Y5 \
+	VMULPS Y5, Y6, Y6 \
+	VMOVUPS Y6, s16-64(SP) \
+	VPMOVSXBD 200(AX), Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VMULPS Y9, Y6, Y6 \
+	VMOVDQU q6dup<>+32(SB), Y8 \
+	VPERMPS (R10)(CX*4), Y8, Y5 \
+	VMULPS Y5, Y6, Y6 \
+	VMOVUPS Y6, s16-32(SP)
+
+DATA q6dup<>+0(SB)/4, $0
+DATA q6dup<>+4(SB)/4, $0
+DATA q6dup<>+8(SB)/4, $1
+DATA q6dup<>+12(SB)/4, $1
+DATA q6dup<>+16(SB)/4, $2
+DATA q6dup<>+20(SB)/4, $2
+DATA q6dup<>+24(SB)/4, $3
+DATA q6dup<>+28(SB)/4, $3
+DATA q6dup<>+32(SB)/4, $4
+DATA q6dup<>+36(SB)/4, $4
+DATA q6dup<>+40(SB)/4, $5
+DATA q6dup<>+44(SB)/4, $5
+DATA q6dup<>+48(SB)/4, $6
+DATA q6dup<>+52(SB)/4, $6
+DATA q6dup<>+56(SB)/4, $7
+DATA q6dup<>+60(SB)/4, $7
+GLOBL q6dup<>(SB), RODATA|NOPTR, $64
+
+// q6idx[k]: scales 2k (four lanes) and 2k+1 (four lanes).
+DATA q6idx<>+0(SB)/4, $0
+DATA q6idx<>+4(SB)/4, $0
+DATA q6idx<>+8(SB)/4, $0
+DATA q6idx<>+12(SB)/4, $0
+DATA q6idx<>+16(SB)/4, $1
+DATA q6idx<>+20(SB)/4, $1
+DATA q6idx<>+24(SB)/4, $1
+DATA q6idx<>+28(SB)/4, $1
+DATA q6idx<>+32(SB)/4, $2
+DATA q6idx<>+36(SB)/4, $2
+DATA q6idx<>+40(SB)/4, $2
+DATA q6idx<>+44(SB)/4, $2
+DATA q6idx<>+48(SB)/4, $3
+DATA q6idx<>+52(SB)/4, $3
+DATA q6idx<>+56(SB)/4, $3
+DATA q6idx<>+60(SB)/4, $3
+DATA q6idx<>+64(SB)/4, $4
+DATA q6idx<>+68(SB)/4, $4
+DATA q6idx<>+72(SB)/4, $4
+DATA q6idx<>+76(SB)/4, $4
+DATA q6idx<>+80(SB)/4, $5
+DATA q6idx<>+84(SB)/4, $5
+DATA q6idx<>+88(SB)/4, $5
+DATA q6idx<>+92(SB)/4, $5
+DATA q6idx<>+96(SB)/4, $6
+DATA q6idx<>+100(SB)/4, $6
+DATA q6idx<>+104(SB)/4, $6
+DATA q6idx<>+108(SB)/4, $6
+DATA q6idx<>+112(SB)/4, $7
+DATA q6idx<>+116(SB)/4, $7
+DATA q6idx<>+120(SB)/4, $7
+DATA q6idx<>+124(SB)/4, $7
+GLOBL q6idx<>(SB), RODATA|NOPTR, $128
+
+#define Q6K(DOT) \
+	PREFETCHT1 8192(AX) \
+	PREFETCHT1 (8192+64)(AX) \
+	PREFETCHT1 (8192+128)(AX) \
+	PREFETCHT1 (8192+192)(AX) \
+	Q6SCALES \
+	Q6BLOCK(0, 0, 0, LQ6K0, DOT, Y0) \
+	Q6BLOCK(1, 0, 1, LQ6K1, DOT, Y1) \
+	Q6BLOCK(2, 0, 2, LQ6K2, DOT, Y0) \
+	Q6BLOCK(3, 0, 3, LQ6K3, DOT, Y1) \
+	Q6BLOCK(4, 1, 0, LQ6K0, DOT, Y0) \
+	Q6BLOCK(5, 1, 1, LQ6K1, DOT, Y1) \
+	Q6BLOCK(6, 1, 2, LQ6K2, DOT, Y0) \
+	Q6BLOCK(7, 1, 3, LQ6K3, DOT, Y1) \
+	ADDQ $210, AX \
+	ADDQ $256, DX \
+	ADDQ $8, CX
+
+// BYTES sets Y register y to bytes of b.
+#define BYTES(b, y) \
+	MOVL $b, R13 \
+	VMOVD R13, X8 \
+	VPBROADCASTD X8, y
+
+// func gemvQ4_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+TEXT ·gemvQ4_KI8AVX2(SB), NOSPLIT, $64-64
+	ARGS(0)
+	KROWS(Q4K(MADD))
+
+// func gemvQ5_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+TEXT ·gemvQ5_KI8AVX2(SB), NOSPLIT, $64-64
+	ARGS(0)
+	BYTES(0x10101010, Y12)
+	KROWS(Q5K(MADD))
+
+// func gemvQ6_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+TEXT ·gemvQ6_KI8AVX2(SB), NOSPLIT, $64-64
+	ARGS(0)
+	BYTES(0x20202020, Y12)
+	BYTES(0x30303030, Y13)
+	KROWS(Q6K(SIGNED6))
+
+// func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+TEXT ·gemvQ4_KI8VNNI(SB), NOSPLIT, $64-64
+	ARGS(0)
+	KROWS(Q4K(VNNI))
+
+// func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+TEXT ·gemvQ5_KI8VNNI(SB), NOSPLIT, $64-64
+	ARGS(0)
+	BYTES(0x10101010, Y12)
+	KROWS(Q5K(VNNI))
+
+// func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+TEXT ·gemvQ6_KI8VNNI(SB), NOSPLIT, $64-64
+	ARGS(0)
+	BYTES(0x20202020, Y12)
+	BYTES(0x30303030, Y13)
+	KROWS(Q6K(SIGNED6V))
+
+// DQ6 dequantises chunk i = 4h+k of a Q6_K super-block (AX) to dst (DI):
+// its codes less 32, in the frame, widened eight at a time, times their
+// half's d·sc (the frame's s16).
+#define DQ6(i, h, LOAD) \
+	LOAD(h) \
+	VPSUBB Y12, Y3, Y3 \
+	VMOVDQU Y3, q-32(SP) \
+	VBROADCASTSS s16-(96-8*i)(SP), Y8 \
+	VBROADCASTSS s16-(92-8*i)(SP), Y14 \
+	VPMOVSXBD q-32(SP), Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	VMULPS Y8, Y4, Y4 \
+	VMOVUPS Y4, (128*i)(DI) \
+	VPMOVSXBD q-24(SP), Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	VMULPS Y8, Y4, Y4 \
+	VMOVUPS Y4, (128*i+32)(DI) \
+	VPMOVSXBD q-16(SP), Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	VMULPS Y14, Y4, Y4 \
+	VMOVUPS Y4, (128*i+64)(DI) \
+	VPMOVSXBD q-8(SP), Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	VMULPS Y14, Y4, Y4 \
+	VMOVUPS Y4, (128*i+96)(DI)
+
+// func dequantQ6_KAVX2(dst *float32, src *byte, n int)
+//
+// Q6_K's n super-blocks at src to floats, as gguf.Dequantize: w =
+// (d·sc)·(q−32). The float path's panels and rows (blockMatrix).
+TEXT ·dequantQ6_KAVX2(SB), NOSPLIT, $96-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), AX
+	MOVQ n+16(FP), BX
+	BYTES(0x0f0f0f0f, Y15)
+	BYTES(0x20202020, Y12)
+	BYTES(0x30303030, Y13)
+dq6:
+	VPBROADCASTW 208(AX), X9
+	VCVTPH2PS X9, Y9
+	VPMOVSXBD 192(AX), Y6
+	VCVTDQ2PS Y6, Y6
+	VMULPS Y9, Y6, Y6
+	VMOVUPS Y6, s16-96(SP)
+	VPMOVSXBD 200(AX), Y6
+	VCVTDQ2PS Y6, Y6
+	VMULPS Y9, Y6, Y6
+	VMOVUPS Y6, s16-64(SP)
+	DQ6(0, 0, LQ6K0)
+	DQ6(1, 0, LQ6K1)
+	DQ6(2, 0, LQ6K2)
+	DQ6(3, 0, LQ6K3)
+	DQ6(4, 1, LQ6K0)
+	DQ6(5, 1, LQ6K1)
+	DQ6(6, 1, LQ6K2)
+	DQ6(7, 1, LQ6K3)
+	ADDQ $210, AX
+	ADDQ $1024, DI
+	DECQ BX
+	JNZ dq6
+	VZEROUPPER
+	RET

@@ -12,7 +12,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 )
 
-var i8BlockTypes = []gguf.Type{gguf.Q4_0, gguf.Q4_1, gguf.Q8_0}
+var i8BlockTypes = []gguf.Type{gguf.Q4_0, gguf.Q4_1, gguf.Q8_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
 
 // blockSets are the kernel sets this CPU runs with int8 GGUF kernels.
 func blockSets() []kernelSet {
@@ -25,81 +25,142 @@ func blockSets() []kernelSet {
 	return sets
 }
 
-// blockCodes returns the codes of a row of blocks of typ as the int8
-// kernels read them (Q4_0's minus 8), and each block's d and m (0 but
-// for Q4_1).
-func blockCodes(typ gguf.Type, row []byte) (q []int32, d, m []float32) {
+// blockTerms returns a row of blocks of typ as the integer sums see it:
+// each weight is s·q + b with q an integer code (signed for Q4_0, Q8_0
+// and Q6_K, whose b is 0), written out here from ggml's layouts
+// independently of the kernels.
+func blockTerms(typ gguf.Type, row []byte) (q []int32, s, b []float32) {
+	le16 := func(b []byte) float32 { return f16ToF32(binary.LittleEndian.Uint16(b)) }
+	add := func(code int32, scale, bias float32) {
+		q, s, b = append(q, code), append(s, scale), append(b, bias)
+	}
 	bb := typ.BlockBytes()
-	for b := 0; b < len(row); b += bb {
-		blk := row[b : b+bb]
-		d = append(d, f16ToF32(binary.LittleEndian.Uint16(blk)))
+	for at := 0; at < len(row); at += bb {
+		blk := row[at : at+bb]
 		switch typ {
 		case gguf.Q8_0:
-			m = append(m, 0)
 			for _, c := range blk[2:] {
-				q = append(q, int32(int8(c)))
+				add(int32(int8(c)), le16(blk), 0)
 			}
-			continue
-		case gguf.Q4_0:
-			m = append(m, 0)
-			blk = blk[2:]
-		default:
-			m = append(m, f16ToF32(binary.LittleEndian.Uint16(blk[2:])))
-			blk = blk[4:]
-		}
-		var hi []int32
-		for _, c := range blk {
-			lo, h := int32(c&15), int32(c>>4)
-			if typ == gguf.Q4_0 {
-				lo, h = lo-8, h-8
+		case gguf.Q4_0, gguf.Q4_1:
+			d, m, codes, off := le16(blk), float32(0), blk[2:], int32(8)
+			if typ == gguf.Q4_1 {
+				m, codes, off = le16(blk[2:]), blk[4:], 0
 			}
-			q, hi = append(q, lo), append(hi, h)
+			for half := range 2 {
+				for _, c := range codes {
+					add(int32(c>>(4*half)&15)-off, d, m)
+				}
+			}
+		case gguf.Q4_K, gguf.Q5_K:
+			d, dmin, qs := le16(blk), le16(blk[2:]), blk[16:144]
+			if typ == gguf.Q5_K {
+				qs = blk[48:176]
+			}
+			for j := range 8 {
+				sc, mn := gguf.ScaleMinK4(j, blk[4:16])
+				for l := range 32 {
+					c := int32(qs[32*(j/2)+l] >> (4 * (j % 2)) & 15)
+					if typ == gguf.Q5_K {
+						c |= int32(blk[16+l]>>j&1) << 4
+					}
+					add(c, d*float32(sc), -(dmin * float32(mn)))
+				}
+			}
+		case gguf.Q6_K:
+			d := le16(blk[208:])
+			for h := range 2 {
+				ql, qh, sc := blk[64*h:], blk[128+32*h:], blk[192+8*h:]
+				for k := range 4 {
+					for l := range 32 {
+						c := int32(ql[l+32*(k%2)]>>(4*(k/2))&15) | int32(qh[l]>>(2*k)&3)<<4
+						add(c-32, d*float32(int8(sc[2*k+l/16])), 0)
+					}
+				}
+			}
 		}
-		q = append(q, hi...)
 	}
-	return q, d, m
+	return q, s, b
 }
 
-// blockExact is Σ_c d·dx·Σ q·xq + m·xsum for each row in float64, and
+// blockExact is Σ_k s·dx·q·xq + b·dx·xq over each row in float64, and
 // the sum of the terms' magnitudes (the scale of float rounding).
-func blockExact(typ gguf.Type, w []byte, rows int, xq []int8, dx, xsum []float32) (want, mag []float64) {
+func blockExact(typ gguf.Type, w []byte, rows int, xq []int8, dx []float32) (want, mag []float64) {
 	rb := len(w) / rows
 	for r := range rows {
-		q, d, m := blockCodes(typ, w[r*rb:(r+1)*rb])
-		var s, a float64
-		for c := range d {
-			var acc int64
-			for k := c * 32; k < (c+1)*32; k++ {
-				acc += int64(q[k]) * int64(xq[k])
-			}
-			t1, t2 := float64(d[c])*float64(dx[c])*float64(acc), float64(m[c])*float64(xsum[c])
-			s += t1 + t2
+		q, s, b := blockTerms(typ, w[r*rb:(r+1)*rb])
+		var sum, a float64
+		for k := range q {
+			t1 := float64(s[k]) * float64(dx[k/32]) * float64(q[k]) * float64(xq[k])
+			t2 := float64(b[k]) * float64(dx[k/32]) * float64(xq[k])
+			sum += t1 + t2
 			a += math.Abs(t1) + math.Abs(t2)
 		}
-		want, mag = append(want, s), append(mag, a)
+		want, mag = append(want, sum), append(mag, a)
 	}
 	return want, mag
 }
 
-// randBlocks returns rows of blocks of typ with random codes; d and m
-// are ±unit (with small integer m) when unit holds, else random.
+// randBlocks returns rows of blocks of typ with random codes. Their
+// scales are random, or, when unit holds, small integers: d = ±1, Q4_1's
+// m and the k-quants' dmin small integers, the k-quants' scales and mins
+// at most 3.
 func randBlocks(rng *rand.Rand, typ gguf.Type, rows, cols int, unit bool) []byte {
-	bb := typ.BlockBytes()
-	w := make([]byte, rows*cols/32*bb)
+	bb, per := typ.BlockBytes(), typ.BlockSize()
+	w := make([]byte, rows*cols/per*bb)
 	for i := range w {
 		w[i] = byte(rng.Uint32())
 	}
-	for b := 0; b < len(w); b += bb {
-		d, m := float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	half := func(b []byte, small float32) {
+		v := float32(rng.NormFloat64())
 		if unit {
-			d, m = float32(1-2*rng.IntN(2)), float32(rng.IntN(9)-4)
+			v = small
 		}
-		binary.LittleEndian.PutUint16(w[b:], F32ToF16(d))
-		if typ == gguf.Q4_1 {
-			binary.LittleEndian.PutUint16(w[b+2:], F32ToF16(m))
+		binary.LittleEndian.PutUint16(b, F32ToF16(v))
+	}
+	for at := 0; at < len(w); at += bb {
+		b := w[at : at+bb]
+		switch typ {
+		case gguf.Q4_1:
+			half(b[2:], float32(rng.IntN(9)-4))
+		case gguf.Q4_K, gguf.Q5_K:
+			half(b[2:], float32(rng.IntN(5)-2))
+			if unit {
+				for i := 4; i < 16; i++ {
+					b[i] &= 3
+				}
+			}
+		case gguf.Q6_K:
+			half(b[208:], float32(1-2*rng.IntN(2)))
+			if unit {
+				for i := 192; i < 208; i++ {
+					b[i] = byte(rng.IntN(7) - 3)
+				}
+			}
+			continue
 		}
+		half(b, float32(1-2*rng.IntN(2)))
 	}
 	return w
+}
+
+// TestBlockTerms checks the tests' own reading of the block layouts:
+// s·q + b is each weight as gguf.Dequantize gives it.
+func TestBlockTerms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, typ := range i8BlockTypes {
+		w := randBlocks(rng, typ, 1, 512, false)
+		q, s, b := blockTerms(typ, w)
+		want := make([]float32, 512)
+		if err := gguf.Dequantize(typ, want, w); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range want {
+			if got := s[k]*float32(q[k]) + b[k]; math.Abs(float64(got-v)) > 1e-6*(math.Abs(float64(v))+math.Abs(float64(b[k]))) {
+				t.Fatalf("%s: weight %d = %g, dequantised %g", typ, k, got, v)
+			}
+		}
+	}
 }
 
 // TestBlockKernelsExact checks every int8 GGUF block kernel against the
@@ -117,7 +178,10 @@ func TestBlockKernelsExact(t *testing.T) {
 	for _, ks := range sets {
 		for _, typ := range i8BlockTypes {
 			gemv := ks.gemvBlocksI8[blockI8Type(typ)]
-			for _, cols := range []int{32, 96, 576, 1152} {
+			for _, cols := range []int{32, 96, 576, 1152, 256, 768} {
+				if cols%typ.BlockSize() != 0 {
+					continue
+				}
 				for _, rows := range []int{1, 3, 17} {
 					what := fmt.Sprintf("%s %s %d×%d", ks.name, typ, rows, cols)
 					chunks := cols / 32
@@ -133,7 +197,7 @@ func TestBlockKernelsExact(t *testing.T) {
 					out := make([]float32, rows)
 					w := randBlocks(rng, typ, rows, cols, true)
 					gemv(out, w, xq, ones, xsum)
-					want, _ := blockExact(typ, w, rows, xq, ones, xsum)
+					want, _ := blockExact(typ, w, rows, xq, ones)
 					for r, v := range out {
 						if float64(v) != want[r] {
 							t.Fatalf("%s, unit scales: row %d = %g, exact %g", what, r, v, want[r])
@@ -142,7 +206,7 @@ func TestBlockKernelsExact(t *testing.T) {
 					w, dx := randBlocks(rng, typ, rows, cols, false), randF32(rng, chunks)
 					quantSums(xsum, dx, xq, i8Natural)
 					gemv(out, w, xq, dx, xsum)
-					want, mag := blockExact(typ, w, rows, xq, dx, xsum)
+					want, mag := blockExact(typ, w, rows, xq, dx)
 					for r, v := range out {
 						if d := math.Abs(float64(v) - want[r]); d > 1e-5*mag[r] {
 							t.Fatalf("%s: row %d = %g, exact %g", what, r, v, want[r])
@@ -223,15 +287,18 @@ func TestBlockKernelsExtremes(t *testing.T) {
 // kernels of every set lay out whole panels exactly as the Go code does.
 func TestBlockPanels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	const rows, cols = 32, 160
+	const rows, cols = 32, 512
 	for _, typ := range i8BlockTypes {
+		if typ == gguf.Q6_K { // its batches stay in float
+			continue
+		}
 		w := randBlocks(rng, typ, rows, cols, false)
 		m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ})
 		if err != nil {
 			t.Fatal(err)
 		}
 		saved := kern
-		kern.panelBlocksI8 = [3]blockPanelI8{}
+		kern.panelBlocksI8 = [blockI8Types]blockPanelI8{}
 		want := newI8Panel(cols)
 		m.fillI8(&want, 16, 16)
 		kern = saved
@@ -262,6 +329,29 @@ func TestBlockPanels(t *testing.T) {
 				if got.s[i] != want.s[i] || got.b[i] != want.b[i] {
 					t.Fatalf("%s %s: scale, bias %d = %g, %g, want %g, %g", ks.name, typ, i, got.s[i], got.b[i], want.s[i], want.b[i])
 				}
+			}
+		}
+	}
+}
+
+// TestDequantQ6K checks the kernel sets' Q6_K dequantisation against
+// gguf.Dequantize, bit for bit.
+func TestDequantQ6K(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	w := randBlocks(rng, gguf.Q6_K, 1, 768, false)
+	want := make([]float32, 768)
+	if err := gguf.Dequantize(gguf.Q6_K, want, w); err != nil {
+		t.Fatal(err)
+	}
+	for _, ks := range kernelSets {
+		if ks.dequantQ6K == nil {
+			continue
+		}
+		got := make([]float32, 768)
+		ks.dequantQ6K(got, w)
+		for i, v := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(v) {
+				t.Fatalf("%s: weight %d = %g, want %g", ks.name, i, got[i], v)
 			}
 		}
 	}

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "blocks_amd64.h"
 
 // The panel kernels lay out sixteen rows of blocks for gemmI8, as fillI8
 // (blocks_i8.go), a chunk (one block of each row) at a time: four rows'
@@ -184,5 +185,205 @@ q80chunk:
 	SCALES
 	NEXT
 	JNZ q80chunk
+	VZEROUPPER
+	RET
+
+// The k-quants' panels, Q4_K and Q5_K: a super-block of sixteen rows at a
+// time. Each pair of chunks (32 code bytes of a row) goes four rows at a
+// time through T4; each dword column's low nibbles go to the even chunk,
+// its high nibbles to the odd one (lane 0 word j, lane 1 word j+4), with
+// Q5_K's fifth bits or'ed in from qh, transposed alike into Y8-Y11. Then
+// each row's scales and mins are unpacked (UNPACKK) and their d·sc and
+// −dmin·m scattered to the panel's chunks. Y15 holds bytes of 0x0f, Y12
+// of 0x10.
+
+// KSTORE stores dword column j of four rows (y; h their qh), row group
+// g, of chunk pair p: low nibbles to chunk 2p, high to chunk 2p+1, each
+// with HLO's or HHI's bits.
+#define KSTORE(y, h, j, p, g, HLO, HHI) \
+	VPAND Y15, y, Y4 \
+	HLO(h) \
+	VMOVDQU X4, (1024*p+64*j+16*g)(DI) \
+	VEXTRACTI128 $1, Y4, (1024*p+64*j+256+16*g)(DI) \
+	VPSRLW $4, y, Y4 \
+	VPAND Y15, Y4, Y4 \
+	HHI(h) \
+	VMOVDQU X4, (1024*p+512+64*j+16*g)(DI) \
+	VEXTRACTI128 $1, Y4, (1024*p+512+64*j+256+16*g)(DI)
+
+// KCODES lays out chunk pair p of four rows (R13 the first), row group
+// g, from their code bytes at qs.
+#define KCODES(qs, p, g, HLO, HHI) \
+	VMOVDQU (qs+32*p)(R13), Y0 \
+	VMOVDQU (qs+32*p)(R13)(R14*1), Y1 \
+	VMOVDQU (qs+32*p)(R13)(R14*2), Y2 \
+	VMOVDQU (qs+32*p)(R13)(AX*1), Y3 \
+	T4(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) \
+	KSTORE(Y0, Y8, 0, p, g, HLO, HHI) \
+	KSTORE(Y1, Y9, 1, p, g, HLO, HHI) \
+	KSTORE(Y2, Y10, 2, p, g, HLO, HHI) \
+	KSTORE(Y3, Y11, 3, p, g, HLO, HHI)
+
+// NOH adds no bits (Q4_K); H0-H7 add bit c of qh as bit 4 (Q5_K).
+#define NOH(h)
+
+#define HBIT \
+	VPAND Y12, Y5, Y5 \
+	VPOR Y5, Y4, Y4
+
+#define H0(h) \
+	VPSLLW $4, h, Y5 \
+	HBIT
+
+#define H1(h) \
+	VPSLLW $3, h, Y5 \
+	HBIT
+
+#define H2(h) \
+	VPSLLW $2, h, Y5 \
+	HBIT
+
+#define H3(h) \
+	VPSLLW $1, h, Y5 \
+	HBIT
+
+#define H4(h) \
+	VPAND Y12, h, Y5 \
+	VPOR Y5, Y4, Y4
+
+#define H5(h) \
+	VPSRLW $1, h, Y5 \
+	HBIT
+
+#define H6(h) \
+	VPSRLW $2, h, Y5 \
+	HBIT
+
+#define H7(h) \
+	VPSRLW $3, h, Y5 \
+	HBIT
+
+// Q4KGROUP and Q5KGROUP lay out row group g's four chunk pairs and step
+// R13 to the next group.
+#define Q4KGROUP(g) \
+	KCODES(16, 0, g, NOH, NOH) \
+	KCODES(16, 1, g, NOH, NOH) \
+	KCODES(16, 2, g, NOH, NOH) \
+	KCODES(16, 3, g, NOH, NOH) \
+	LEAQ (R13)(R14*4), R13
+
+#define Q5KGROUP(g) \
+	VMOVDQU 16(R13), Y8 \
+	VMOVDQU 16(R13)(R14*1), Y9 \
+	VMOVDQU 16(R13)(R14*2), Y10 \
+	VMOVDQU 16(R13)(AX*1), Y11 \
+	T4(Y8, Y9, Y10, Y11, Y4, Y5, Y6, Y7) \
+	KCODES(48, 0, g, H0, H1) \
+	KCODES(48, 1, g, H2, H3) \
+	KCODES(48, 2, g, H4, H5) \
+	KCODES(48, 3, g, H6, H7) \
+	LEAQ (R13)(R14*4), R13
+
+// SCATTER8 stores the eight floats of y (x its low half) to chunks 0-7
+// of row r at base.
+#define SCATTER8(y, x, base, r) \
+	VMOVSS x, (4*r)(base) \
+	VEXTRACTPS $1, x, (64+4*r)(base) \
+	VEXTRACTPS $2, x, (128+4*r)(base) \
+	VEXTRACTPS $3, x, (192+4*r)(base) \
+	VEXTRACTF128 $1, y, X7 \
+	VMOVSS X7, (256+4*r)(base) \
+	VEXTRACTPS $1, X7, (320+4*r)(base) \
+	VEXTRACTPS $2, X7, (384+4*r)(base) \
+	VEXTRACTPS $3, X7, (448+4*r)(base)
+
+// KSC stores row r's d·sc and −dmin·m (R13 its super-block) and steps
+// R13 to the next row.
+#define KSC(r) \
+	VPBROADCASTW (R13), X9 \
+	VCVTPH2PS X9, Y9 \
+	VPBROADCASTW 2(R13), X10 \
+	VCVTPH2PS X10, Y10 \
+	VMOVDQU 4(R13), X4 \
+	UNPACKK \
+	VPMOVZXBD X5, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VMULPS Y9, Y6, Y6 \
+	SCATTER8(Y6, X6, R8, r) \
+	VPSHUFD $0x0e, X5, X5 \
+	VPMOVZXBD X5, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VMULPS Y10, Y6, Y6 \
+	VXORPS Y7, Y7, Y7 \
+	VSUBPS Y6, Y7, Y6 \
+	SCATTER8(Y6, X6, R9, r) \
+	ADDQ R14, R13
+
+#define KSCALES16 \
+	MOVQ DX, R13 \
+	KSC(0) \
+	KSC(1) \
+	KSC(2) \
+	KSC(3) \
+	KSC(4) \
+	KSC(5) \
+	KSC(6) \
+	KSC(7) \
+	KSC(8) \
+	KSC(9) \
+	KSC(10) \
+	KSC(11) \
+	KSC(12) \
+	KSC(13) \
+	KSC(14) \
+	KSC(15)
+
+// KNEXT steps to the next super-block: eight chunks of codes, scales and
+// biases.
+#define KNEXT \
+	ADDQ $4096, DI \
+	ADDQ $512, R8 \
+	ADDQ $512, R9 \
+	ADDQ R11, R10 \
+	SUBQ $8, BX
+
+// func panelQ4_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ4_KAVX2(SB), NOSPLIT, $0-48
+	PARGS(144, 0)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q4ksb:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	Q4KGROUP(0)
+	Q4KGROUP(1)
+	Q4KGROUP(2)
+	Q4KGROUP(3)
+	KSCALES16
+	KNEXT
+	JNZ q4ksb
+	VZEROUPPER
+	RET
+
+// func panelQ5_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ5_KAVX2(SB), NOSPLIT, $0-48
+	PARGS(176, 0)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x10101010, R13
+	VMOVD R13, X12
+	VPBROADCASTD X12, Y12
+q5ksb:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	Q5KGROUP(0)
+	Q5KGROUP(1)
+	Q5KGROUP(2)
+	Q5KGROUP(3)
+	KSCALES16
+	KNEXT
+	JNZ q5ksb
 	VZEROUPPER
 	RET

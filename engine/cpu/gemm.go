@@ -6,6 +6,8 @@ type layout struct {
 	nibbles bool
 	group   int  // affine group size; 0 for dense weights
 	int8    bool // a single input goes to the kernels as int8 (int8.go)
+	// floatBatch: with int8, a batch still goes to the kernels in float.
+	floatBatch bool
 }
 
 // input is a matmul's activations prepared once for all the workers.
@@ -59,7 +61,7 @@ func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
 		quantSums(in.xsum, in.dx, in.xq, order)
 		return
 	}
-	if lay.int8 {
+	if lay.int8 && !lay.floatBatch {
 		in.prepareI8Batch(buf, x, n, cols)
 		return
 	}

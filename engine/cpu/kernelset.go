@@ -36,10 +36,10 @@ type kernelSet struct {
 	gemvQ8I8 func(out []float32, w []uint32, scales, biases halfVec, xq []int8, dx, xsum, f []float32, group int)
 	// gemvBlocksI8[blockI8Type(t)], where the set has it, is the int8
 	// gemv over GGUF blocks of type t (blocks_i8.go).
-	gemvBlocksI8 [3]blockGemvI8
+	gemvBlocksI8 [blockI8Types]blockGemvI8
 	// panelBlocksI8, where the set has it, lays out whole panels of GGUF
 	// blocks for gemmI8 (blockMatrix.fillI8).
-	panelBlocksI8 [3]blockPanelI8
+	panelBlocksI8 [blockI8Types]blockPanelI8
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
 	swiglu func(gate, up []float32)
 	// expSum sets x[i] = exp(x[i]-m) and returns the sum.
@@ -54,6 +54,9 @@ type kernelSet struct {
 	// prefetch the four rows after.
 	dequantQ4 func(dst []float32, kw int, w []uint32, wstride int, scales, biases halfVec, sstride, n, group int)
 	dequantQ8 func(dst []float32, kw int, w []uint32, wstride int, scales, biases halfVec, sstride, n, group int)
+	// dequantQ6K, where the set has it, is gguf.Dequantize for Q6_K: the
+	// float path's rows and panels of it (blockMatrix.dequant).
+	dequantQ6K func(dst []float32, src []byte)
 	// gemm4 multiplies four rows with a batch stored input-minor: for
 	// r < 4 and t < n, out[t·ldo+r] = Σ_{i<k} w[r·stride+i]·xT[i·np+t];
 	// k = len(xT)/np, np a multiple of 16 and at least n.

@@ -68,6 +68,13 @@ var avx2Kernels = kernelSet{
 	dequantQ4: affineDequant{4, [3]dequantAsm{dequantQ4SF32AVX2, dequantQ4SBF16AVX2, dequantQ4SF16AVX2}}.dequant,
 	dequantQ8: affineDequant{8, [3]dequantAsm{dequantQ8SF32AVX2, dequantQ8SBF16AVX2, dequantQ8SF16AVX2}}.dequant,
 	gemm4:     asmGemm4(gemm4AVX2),
+	dequantQ6K: func(dst []float32, src []byte) {
+		n := len(src) / 210
+		if n > 0 {
+			_, _ = dst[256*n-1], src[210*n-1]
+			dequantQ6_KAVX2(&dst[0], &src[0], n)
+		}
+	},
 }
 
 // The asm constructors below wrap assembly kernels, checking the slice

@@ -87,12 +87,12 @@ func dequantQ8_0(y []float32, b []byte) {
 	}
 }
 
-// scaleMin unpacks the 6-bit scale and min of sub-block j (0–7) of a
+// ScaleMinK4 unpacks the 6-bit scale and min of sub-block j (0–7) of a
 // Q4_K or Q5_K block from its 12 packed bytes (get_scale_min_k4): bytes
 // 0–3 hold scales 0–3 and bytes 4–7 mins 0–3 in their low 6 bits; scales
 // and mins 4–7 keep their low 4 bits in bytes 8–11 and their top 2 in
 // the top bits of bytes 0–3 and 4–7.
-func scaleMin(j int, s []byte) (sc, m uint8) {
+func ScaleMinK4(j int, s []byte) (sc, m uint8) {
 	if j < 4 {
 		return s[j] & 63, s[j+4] & 63
 	}
@@ -108,8 +108,8 @@ func dequantQ4_K(y []float32, b []byte) {
 	dmin := halfToFloat(binary.LittleEndian.Uint16(b[2:]))
 	scales, qs := b[4:16], b[16:144]
 	for c := range 4 {
-		sc0, m0 := scaleMin(2*c, scales)
-		sc1, m1 := scaleMin(2*c+1, scales)
+		sc0, m0 := ScaleMinK4(2*c, scales)
+		sc1, m1 := ScaleMinK4(2*c+1, scales)
 		d0, min0 := d*float32(sc0), dmin*float32(m0)
 		d1, min1 := d*float32(sc1), dmin*float32(m1)
 		for l, q := range qs[32*c : 32*c+32] {
@@ -128,8 +128,8 @@ func dequantQ5_K(y []float32, b []byte) {
 	dmin := halfToFloat(binary.LittleEndian.Uint16(b[2:]))
 	scales, qh, qs := b[4:16], b[16:48], b[48:176]
 	for c := range 4 {
-		sc0, m0 := scaleMin(2*c, scales)
-		sc1, m1 := scaleMin(2*c+1, scales)
+		sc0, m0 := ScaleMinK4(2*c, scales)
+		sc1, m1 := ScaleMinK4(2*c+1, scales)
 		d0, min0 := d*float32(sc0), dmin*float32(m0)
 		d1, min1 := d*float32(sc1), dmin*float32(m1)
 		for l, q := range qs[32*c : 32*c+32] {

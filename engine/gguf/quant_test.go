@@ -136,7 +136,7 @@ func step(tt Type, b []byte, i int) float64 {
 	case Q4_0, Q4_1, Q8_0:
 		return math.Abs(f16(0))
 	case Q4_K, Q5_K:
-		sc, _ := scaleMin(j/32, blk[4:16])
+		sc, _ := ScaleMinK4(j/32, blk[4:16])
 		return f16(0) * float64(sc)
 	case Q6_K:
 		return math.Abs(f16(208) * float64(int8(blk[192+j/16])))
