@@ -124,6 +124,7 @@ type snapshot struct {
 	replying   bool
 	stopping   bool
 	queued     bool
+	switching  bool
 	busy       string
 	notice     string
 	controller string
@@ -158,6 +159,7 @@ func (p *probe) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 		s.chat, s.replying, s.busy, s.picker, s.help, s.input, s.used = true, c.reply != nil, c.busy, c.picker != nil, c.showHelp, c.input.Value(), c.used
 		s.stopping = c.reply != nil && c.reply.stopping
 		s.queued = c.queued != nil
+		s.switching = c.switching != nil
 		if n := len(c.transcript.entries); n > 0 {
 			s.last = c.transcript.entries[n-1].text
 		}
@@ -232,11 +234,12 @@ func (c *session) wait(what string, cond func(snapshot) bool) snapshot {
 	return snapshot{}
 }
 
-// idle waits until no reply, save or load is running.
+// idle waits until no reply, switch, save or load is running (a
+// message waiting for a switch is not idle: its reply is still to come).
 func (c *session) idle() snapshot {
 	c.t.Helper()
 	return c.wait("the chat to be idle", func(s snapshot) bool {
-		return s.chat && !s.replying && s.busy == "" && s.messages >= 0
+		return s.chat && !s.replying && !s.queued && !s.switching && s.busy == "" && s.messages >= 0
 	})
 }
 
