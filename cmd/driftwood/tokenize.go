@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
@@ -113,7 +112,7 @@ func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
 			return nil, err
 		}
 		defer f.Close()
-		return chatopen.GGUFTokenizer(f)
+		return tokenizer.OpenGGUF(f)
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "tokenizer.json")

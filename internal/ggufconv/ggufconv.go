@@ -29,10 +29,10 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 )
 
 // Form is how the folder holds a GGUF tensor.
@@ -111,7 +111,7 @@ func Convert(from, out string) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", from, err)
 	}
-	vocab, err := chatopen.GGUFVocab(m.GGUF.Meta)
+	vocab, err := tokenizer.ReadGGUFVocab(m.GGUF.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", from, err)
 	}
