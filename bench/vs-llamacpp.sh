@@ -10,7 +10,11 @@
 #
 # For each weight type it writes a Llama-3.2-1B-shaped model with random
 # weights (`driftwood dev gen-model`, MLX safetensors) and converts the same
-# weights to GGUF (bench/ggufgen): q4 -> Q4_0, q8 -> Q8_0, f16 -> F16. Then,
+# weights to GGUF (bench/ggufgen): q4 -> Q4_0, q8 -> Q8_0, f16 -> F16;
+# Driftwood runs the MLX folder, llama.cpp the GGUF file. The GGUF types
+# Q8_0 and Q4_K_M run the same GGUF file in both engines: Q8_0 is q8's,
+# Q4_K_M is made from the F16 file by llama.cpp's own quantiser
+# (bench/llamacpp_quantize.c, llama_model_quantize). Then,
 # RUNS times, for each (type, prompt, threads) it runs one process of each
 # engine, alternating which goes first, and prints the medians and the
 # ratios driftwood/llama.cpp. Each process: load, prefill of PROMPT random
@@ -21,9 +25,10 @@
 #
 #   bench/vs-llamacpp.sh                        # the full matrix, 5 runs
 #   TYPES=q4 PROMPTS=512 THREADS_LIST=2 RUNS=3 bench/vs-llamacpp.sh
+#   TYPES="Q4_K_M Q8_0" bench/vs-llamacpp.sh   # the same GGUF files
 #   DRIFTWOOD_ENV=DRIFTWOOD_KERNELS=float bench/vs-llamacpp.sh
 #
-# TYPES (q4 q8 f16), PROMPTS (128 512), GEN (64), THREADS_LIST (1 2) and
+# TYPES (q4 q8 f16; or Q8_0 Q4_K_M), PROMPTS (128 512), GEN (64), THREADS_LIST (1 2) and
 # RUNS (5) narrow or widen the matrix. DRIFTWOOD_ENV is a space-separated
 # list of VAR=value given to Driftwood's processes only. WORK (default: a
 # new temporary folder) keeps npm's install, the llama.cpp headers, the
@@ -55,9 +60,9 @@ read -r -a threads_list <<<"$THREADS_LIST"
 read -r -a dw_env <<<"$DRIFTWOOD_ENV"
 for t in "${types[@]}"; do
 	case $t in
-	q4 | q8 | f16) ;;
+	q4 | q8 | f16 | Q8_0 | Q4_K_M) ;;
 	*)
-		echo "TYPES: $t is not one of q4 q8 f16" >&2
+		echo "TYPES: $t is not one of q4 q8 f16 Q8_0 Q4_K_M" >&2
 		exit 2
 		;;
 	esac
@@ -73,6 +78,26 @@ gguf_type() {
 	q4) echo Q4_0 ;;
 	q8) echo Q8_0 ;;
 	f16) echo F16 ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# mlx_type is the MLX folder a GGUF type is made from (f16 for Q4_K_M,
+# which llama.cpp quantises from the F16 file), or the type itself.
+mlx_type() {
+	case $1 in
+	Q8_0) echo q8 ;;
+	Q4_K_M) echo f16 ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# dw_model is what Driftwood runs for a type: the MLX folder, or for a
+# GGUF type the same file as llama.cpp.
+dw_model() {
+	case $1 in
+	q4 | q8 | f16) echo "$WORK/1b-$1" ;;
+	*) echo "$WORK/1b-$1.gguf" ;;
 	esac
 }
 
@@ -105,21 +130,35 @@ gcc -O2 -std=gnu11 -Wall -Wextra -o "$WORK/llamacpp_bench" bench/llamacpp_bench.
 	-I"$WORK/llama.cpp/include" -I"$WORK/llama.cpp/ggml/include" \
 	-L"$bins" -l:"$(basename "$libllama")" -l:"$(basename "$libggml")" -l:libggml-base.so \
 	-Wl,-rpath,"$bins"
+gcc -O2 -std=gnu11 -Wall -Wextra -o "$WORK/llamacpp_quantize" bench/llamacpp_quantize.c \
+	-I"$WORK/llama.cpp/include" -I"$WORK/llama.cpp/ggml/include" \
+	-L"$bins" -l:"$(basename "$libllama")" -l:"$(basename "$libggml")" -l:libggml-base.so \
+	-Wl,-rpath,"$bins"
 
 # The models, each in two formats with the same weights.
 go build -o "$WORK/driftwood" ./cmd/driftwood
 for t in "${types[@]}"; do
-	if [ ! -f "$WORK/1b-$t/model.safetensors" ]; then
-		"$WORK/driftwood" dev gen-model --shape llama-3.2-1b --dtype "$t" --out "$WORK/1b-$t" >&2
+	m=$(mlx_type "$t")
+	if [ ! -f "$WORK/1b-$m/model.safetensors" ]; then
+		"$WORK/driftwood" dev gen-model --shape llama-3.2-1b --dtype "$m" --out "$WORK/1b-$m" >&2
+	fi
+	from="$WORK/1b-$(gguf_type "$m").gguf"
+	if [ ! -f "$from" ]; then
+		echo "writing $from ..." >&2
+		go run ./bench/ggufgen --from "$WORK/1b-$m" --out "$from.tmp"
+		mv "$from.tmp" "$from"
 	fi
 	gguf="$WORK/1b-$(gguf_type "$t").gguf"
 	if [ ! -f "$gguf" ]; then
-		echo "writing $gguf ..." >&2
-		go run ./bench/ggufgen --from "$WORK/1b-$t" --out "$gguf.tmp"
+		echo "quantising $gguf with llama.cpp ..." >&2
+		"$WORK/llamacpp_quantize" "$from" "$gguf.tmp" "$t" 2>>"$WORK/quantize.log"
 		mv "$gguf.tmp" "$gguf"
 	fi
 	# In the page cache first, so that no run reads the disk.
-	cat "$WORK/1b-$t/model.safetensors" "$gguf" >/dev/null
+	case $t in
+	q4 | q8 | f16) cat "$WORK/1b-$t/model.safetensors" "$gguf" >/dev/null ;;
+	*) cat "$gguf" >/dev/null ;;
+	esac
 done
 
 # One line of JSON per process, alternating the engines.
@@ -137,7 +176,7 @@ on_exit() {
 }
 trap on_exit EXIT
 run_driftwood() { # type prompt threads
-	driftwood bench --model "$WORK/1b-$1" --threads "$3" \
+	driftwood bench --model "$(dw_model "$1")" --threads "$3" \
 		--prompt-tokens "$2" --gen-tokens "$GEN" --runs 1 --json 2>>"$log" |
 		jq -c --arg t "$1" --argjson p "$2" \
 			'{engine: "driftwood", type: $t, prompt: $p, threads: .threads, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib, kernels: (.kernels // null)}' >>"$results"
@@ -175,7 +214,7 @@ ttfts="$WORK/ttft.txt"
 : >"$ttfts"
 for run in $(seq "$RUNS"); do
 	start=$(date +%s.%N)
-	driftwood run --model "$WORK/1b-$ttft_type" --threads "$ttft_threads" --chat \
+	driftwood run --model "$(dw_model "$ttft_type")" --threads "$ttft_threads" --chat \
 		--prompt "$CHAT_PROMPT" --max-tokens 1 >/dev/null 2>>"$log"
 	echo "$(date +%s.%N) - $start" | bc >>"$ttfts"
 done
@@ -201,7 +240,7 @@ jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" '
 	printf '\t\t\tdriftwood\tllama.cpp\tratio\tdriftwood\tllama.cpp\tratio\tvs 1 thread\n'
 	jq -rs '
 		def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
-		{q4: 0, q8: 1, f16: 2} as $order |
+		{q4: 0, q8: 1, f16: 2, Q8_0: 3, Q4_K_M: 4} as $order |
 		group_by([.type, .prompt, .threads]) |
 		map({type: .[0].type, prompt: .[0].prompt, threads: .[0].threads,
 			dp: (map(select(.engine == "driftwood") | .prefill) | median),
@@ -216,7 +255,10 @@ jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" '
 		[.type, .prompt, .threads, .dp, .lp, .dd, .ld, ($one // 0)] | @tsv
 	' "$results" |
 		awk -F'\t' -v OFS='\t' '
-			BEGIN { name["q4"] = "q4/Q4_0"; name["q8"] = "q8/Q8_0"; name["f16"] = "f16/F16" }
+			BEGIN {
+				name["q4"] = "q4/Q4_0"; name["q8"] = "q8/Q8_0"; name["f16"] = "f16/F16"
+				name["Q8_0"] = "Q8_0 (one file)"; name["Q4_K_M"] = "Q4_K_M (one file)"
+			}
 			{
 				scale = $8 > 0 ? sprintf("%.2fx", $6 / $8) : "-"
 				print name[$1], $2, $3, sprintf("%.1f", $4), sprintf("%.1f", $5), sprintf("%.2fx", $4 / $5),

@@ -31,7 +31,7 @@ import (
 // repository's README as it was at 3327a51, kept so that the figures can
 // be measured again), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
 //
-//	DRIFTWOOD_QUALITY_MODEL=DIR go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
+//	DRIFTWOOD_QUALITY_MODEL=DIR_OR_GGUF go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
 func BenchmarkInt8Quality(b *testing.B) {
 	sets := int8Sets()
 	if len(sets) == 0 {
@@ -184,7 +184,7 @@ func roundedInputs(ks kernelSet, ref string) (kernelSet, error) {
 func qualityText(b *testing.B, textFile string, n int) (*engine.Model, []int32) {
 	dir := os.Getenv("DRIFTWOOD_QUALITY_MODEL")
 	if dir == "" {
-		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder")
+		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder or GGUF file")
 	}
 	if textFile == "" {
 		textFile = "testdata/quality-text.md.gz"
@@ -193,17 +193,22 @@ func qualityText(b *testing.B, textFile string, n int) (*engine.Model, []int32) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	m, err := engine.LoadModel(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tok *tokenizer.Tokenizer
+	if m.GGUF != nil {
+		tok, err = tokenizer.OpenGGUF(m.GGUF)
+	} else {
+		tok, err = tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
 	ids := tok.Encode(string(text))
 	if len(ids) < n {
 		b.Fatalf("%s has %d tokens, fewer than %d", textFile, len(ids), n)
-	}
-	m, err := engine.LoadModel(dir)
-	if err != nil {
-		b.Fatal(err)
 	}
 	return m, ids[:n]
 }
