@@ -6,8 +6,9 @@ import "math"
 // quantised blocks' scales. engine/cpu has its own (a table for its hot
 // path); this package sits below it and needs only these.
 
-// halfToFloat widens an IEEE 754 half exactly.
-func halfToFloat(h uint16) float32 {
+// Half widens an IEEE 754 half (an F16 weight, a block's scale) to
+// float32 exactly.
+func Half(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := uint32(h>>10) & 0x1f
 	frac := uint32(h) & 0x3ff
@@ -62,7 +63,7 @@ func halfUp(f float32) uint16 {
 	if h >= 0x7c00 {
 		return 0x7bff
 	}
-	if halfToFloat(h) < f {
+	if Half(h) < f {
 		h++
 	}
 	return min(h, 0x7bff)

@@ -168,7 +168,7 @@ func quantKAffine(b []byte, x []float32, levels int) {
 		maxMin = max(maxMin, -lo)
 	}
 	dminH := halfUp(maxMin / 63)
-	dmin := halfToFloat(dminH)
+	dmin := Half(dminH)
 	var ms, scs [8]uint8
 	var ranges [8]float32
 	var maxScale float32
@@ -180,7 +180,7 @@ func quantKAffine(b []byte, x []float32, levels int) {
 		maxScale = max(maxScale, ranges[j])
 	}
 	dH := halfUp(maxScale / 63)
-	d := halfToFloat(dH)
+	d := Half(dH)
 	for j := range 8 {
 		scs[j] = sixBits(ranges[j], d)
 	}
@@ -233,7 +233,7 @@ func quantQ6_K(b []byte, x []float32) {
 		maxScale = max(maxScale, scales[g])
 	}
 	dH := halfUp(maxScale / 127)
-	d := halfToFloat(dH)
+	d := Half(dH)
 	var codes [256]uint8
 	for g := range 16 {
 		sc := uint8(0)

@@ -131,7 +131,7 @@ func TestQuantizeMatchesGGUFPy(t *testing.T) {
 func step(tt Type, b []byte, i int) float64 {
 	blk := b[i/tt.BlockSize()*tt.BlockBytes():]
 	j := i % tt.BlockSize()
-	f16 := func(off int) float64 { return float64(halfToFloat(binary.LittleEndian.Uint16(blk[off:]))) }
+	f16 := func(off int) float64 { return float64(Half(binary.LittleEndian.Uint16(blk[off:]))) }
 	switch tt {
 	case Q4_0, Q4_1, Q8_0:
 		return math.Abs(f16(0))
@@ -166,7 +166,7 @@ func tolerance(tt Type, b []byte, i int, x, y float32) float64 {
 	case Q8_0:
 		return half + ay/(1<<10) + 1.0/(1<<17)
 	case Q4_1:
-		m := math.Abs(float64(halfToFloat(binary.LittleEndian.Uint16(b[i/32*20+2:]))))
+		m := math.Abs(float64(Half(binary.LittleEndian.Uint16(b[i/32*20+2:]))))
 		return half + (ay+2*m)/(1<<10) + 1.0/(1<<17)
 	}
 	return half + ax*1e-6
@@ -305,13 +305,13 @@ func TestHalf(t *testing.T) {
 		}
 	}
 	for h := range 1 << 16 {
-		f := halfToFloat(uint16(h))
+		f := Half(uint16(h))
 		if back := floatToHalf(f); back != uint16(h) && !(f != f && back == uint16(h)&0x8000|0x7e00) {
 			t.Fatalf("half %#04x → %g → %#04x", h, f, back)
 		}
 	}
-	if h := halfUp(1.0001); halfToFloat(h) < 1.0001 || halfToFloat(h-1) >= 1.0001 {
-		t.Errorf("halfUp(1.0001) = %#04x (%g), not the least half above", h, halfToFloat(h))
+	if h := halfUp(1.0001); Half(h) < 1.0001 || Half(h-1) >= 1.0001 {
+		t.Errorf("halfUp(1.0001) = %#04x (%g), not the least half above", h, Half(h))
 	}
 	if h := halfUp(1e9); h != 0x7bff {
 		t.Errorf("halfUp(1e9) = %#04x, want the largest finite half", h)

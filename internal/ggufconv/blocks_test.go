@@ -60,12 +60,13 @@ func blockTensor(t *testing.T, typ gguf.Type, rows, cols int, sigma float64, rng
 	return &engine.Tensor{Name: "blk.0.ffn_up.weight", DType: safetensors.U8, Shape: []int{rows, cols}, Data: data, Blocks: typ}
 }
 
-// TestAffineIsTheBlocksValues: Q4_0, Q4_1 and Q8_0 rows written as MLX
+// TestAffineIsTheBlocksValues: Q4_0, Q4_1, Q4_K and Q8_0 rows written as MLX
 // affine quantisation give back, as MLX computes them, the values ggml
 // dequantises, exactly (bit for bit but the sign of a zero: ggml's
 // d·0 is −0 for a negative d, MLX's d·8 − 8d is +0); the steps are F16 when f16 holds them, and
 // F32 when it does not (Q8_0 steps near 1024 and Q4_0 steps near 16384
-// make biases near −131072, past f16's 65504).
+// make biases near −131072, past f16's 65504; Q4_K's d·sc needs up to
+// 17 bits).
 func TestAffineIsTheBlocksValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
@@ -79,8 +80,9 @@ func TestAffineIsTheBlocksValues(t *testing.T) {
 		{gguf.Q4_0, 16384 * 8 / 2.5, safetensors.F32},
 		{gguf.Q8_0, 1024 * 127 / 2.5, safetensors.F32},
 		{gguf.Q4_1, 1e4, safetensors.F16},
+		{gguf.Q4_K, 0.02, safetensors.F32},
 	} {
-		rows, cols := 6, 96
+		rows, cols := 6, 256
 		src := blockTensor(t, c.typ, rows, cols, c.sigma, rng)
 		want := make([]float32, rows*cols)
 		if err := gguf.Dequantize(c.typ, want, src.Data); err != nil {
@@ -110,14 +112,15 @@ func TestAffineIsTheBlocksValues(t *testing.T) {
 }
 
 // TestOtherTypesDequantised: blocks that do not fit the folder's bit
-// width (Q8_0 in a 4-bit folder, Q4_1 in an 8-bit one, any k-quant) are
+// width (Q8_0 in a 4-bit folder, Q4_1 or Q4_K in an 8-bit one, Q5_K and
+// Q6_K in any) are
 // written as the float32 values ggml gives; floats are kept as they are.
 func TestOtherTypesDequantised(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
 		typ  gguf.Type
 		bits int
-	}{{gguf.Q8_0, 4}, {gguf.Q4_1, 8}, {gguf.Q4_0, 0}, {gguf.Q4_K, 4}, {gguf.Q5_K, 8}, {gguf.Q6_K, 4}} {
+	}{{gguf.Q8_0, 4}, {gguf.Q4_1, 8}, {gguf.Q4_0, 0}, {gguf.Q4_K, 8}, {gguf.Q5_K, 4}, {gguf.Q6_K, 4}} {
 		rows, cols := 3, 256
 		src := blockTensor(t, c.typ, rows, cols, 0.02, rng)
 		want := make([]float32, rows*cols)
@@ -156,7 +159,7 @@ func TestQKRows(t *testing.T) {
 	} {
 		var got []int
 		for s := range 2 * c.headDim {
-			got = append(got, ggufRow(s, c.headDim))
+			got = append(got, gguf.PermutedRow(s, c.headDim))
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("head_dim %d: rows %v, want %v (%s)", c.headDim, got, c.want, c.reason)
@@ -186,7 +189,7 @@ func TestQKRows(t *testing.T) {
 		for i := range plain {
 			n := len(plain[i].Data) / rows
 			for s := range rows {
-				r := ggufRow(s, hd)
+				r := gguf.PermutedRow(s, hd)
 				if string(perm[i].Data[s*n:(s+1)*n]) != string(plain[i].Data[r*n:(r+1)*n]) {
 					t.Errorf("%s %s: row %d is not llama.cpp's row %d", typ, plain[i].Name, s, r)
 				}

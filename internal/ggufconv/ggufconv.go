@@ -3,15 +3,15 @@
 // config.json, model.safetensors, tokenizer.json, tokenizer_config.json —
 // holding the same weights, exactly where the two formats allow:
 //
-//   - Q4_0 and Q4_1 blocks are MLX affine 4-bit groups of 32, and Q8_0
-//     blocks affine 8-bit ones: the same codes (re-packed in MLX's order)
-//     with steps and offsets that give exactly the blocks' values
-//     (blocks.go);
+//   - Q4_0, Q4_1 and Q4_K blocks are MLX affine 4-bit groups of 32, and
+//     Q8_0 blocks affine 8-bit ones: the same codes (re-packed in MLX's
+//     order) with steps and offsets that give exactly the blocks' values
+//     (internal/ggufaffine);
 //   - F32, F16 and BF16 tensors are kept as they are;
-//   - the k-quants (Q4_K, Q5_K, Q6_K), and the Q4 or Q8 blocks that do not
-//     fit the folder's one quantisation (config.json's "quantization"
-//     names one bit width for every matrix), are written as float32,
-//     which holds their values exactly;
+//   - Q5_K and Q6_K, and the blocks that do not fit the folder's one
+//     quantisation (config.json's "quantization" names one bit width for
+//     every matrix), are written as float32, which holds their values
+//     exactly;
 //   - llama.cpp's order of each query and key head's rows is undone, so
 //     the folder is in Hugging Face's order;
 //   - rope_freqs becomes the llama3 rope_scaling that gives the same
@@ -198,13 +198,13 @@ func weights(m *engine.Model) ([]weight, error) {
 }
 
 // chooseBits is the folder's quantisation: the bit width of most of the
-// weights in Q4_0 or Q4_1 (4) and Q8_0 (8) blocks, 4 on a tie, 0 when
-// there are none.
+// weights in Q4_0, Q4_1 or Q4_K (4) and Q8_0 (8) blocks, 4 on a tie, 0
+// when there are none.
 func chooseBits(ws []weight) int {
 	var q4, q8 int
 	for _, w := range ws {
 		switch w.t.Blocks {
-		case gguf.Q4_0, gguf.Q4_1:
+		case gguf.Q4_0, gguf.Q4_1, gguf.Q4_K:
 			q4 += w.t.Shape[0] * w.t.Shape[1]
 		case gguf.Q8_0:
 			q8 += w.t.Shape[0] * w.t.Shape[1]

@@ -91,8 +91,8 @@ func TestConvertTestFiles(t *testing.T) {
 	}{
 		{"tiny-mixed.gguf", 4, map[gguf.Type]Form{gguf.F32: Kept, gguf.F16: Kept, gguf.BF16: Kept, gguf.Q4_0: Affine, gguf.Q4_1: Affine, gguf.Q8_0: Dequantised},
 			"Q4_0 and Q4_1 hold more weights than Q8_0, which the one 4-bit quantisation leaves as floats"},
-		{"tiny-kquants.gguf", 8, map[gguf.Type]Form{gguf.F32: Kept, gguf.Q4_K: Dequantised, gguf.Q5_K: Dequantised, gguf.Q6_K: Dequantised, gguf.Q8_0: Affine},
-			"Q8_0 is the one type MLX's affine groups hold; the k-quants' sub-block steps are not groups of 32 of one step"},
+		{"tiny-kquants.gguf", 4, map[gguf.Type]Form{gguf.F32: Kept, gguf.Q4_K: Affine, gguf.Q5_K: Dequantised, gguf.Q6_K: Dequantised, gguf.Q8_0: Dequantised},
+			"Q4_K (sub-blocks of 32, one step each) holds more weights than Q8_0; Q5_K is 5-bit, and Q6_K's steps cover 16 weights, smaller than MLX's groups"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			from := golden.ModelDir(c.name)
