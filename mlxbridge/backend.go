@@ -74,11 +74,6 @@ var _ engine.Backend = (*Backend)(nil)
 // self-check's failure (see SelfCheck and TrustEnvVar); an MLX error
 // naming the failed call.
 func New(m *engine.Model, opt Options) (*Backend, error) {
-	if m.GGUF != nil {
-		// Its block types and llama.cpp's q/k row order are the CPU
-		// backend's alone for now.
-		return nil, fmt.Errorf("%s: the MLX backend does not run GGUF files yet (the CPU backend does: --backend cpu)", m.Dir)
-	}
 	lib := opt.lib
 	if lib == nil {
 		var err error

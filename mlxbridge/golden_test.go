@@ -60,10 +60,10 @@ var maxDiff = golden.MaxDiff
 // TestConformance runs the backend contract's conformance check (golden
 // logits, greedy and incremental decoding, KV round trip, refused calls,
 // Close) on MLX's CPU device, where float32 meets the tolerances, for the
-// Llama and the Qwen test models.
+// Llama and the Qwen test models and the GGUF files (every block type).
 func TestConformance(t *testing.T) {
 	requireLibrary(t)
-	models := append(slices.Clone(golden.Models), golden.QwenModels...)
+	models := slices.Concat(golden.Models, golden.QwenModels, golden.GGUFModels)
 	golden.CheckBackendWithin(t, models, func(t *testing.T, m *engine.Model) engine.Backend {
 		b, err := New(m, Options{Device: "cpu"})
 		if err != nil {

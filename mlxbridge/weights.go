@@ -1,10 +1,13 @@
 package mlxbridge
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/internal/ggufaffine"
 	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
 )
 
@@ -58,7 +61,11 @@ func (m *matrix) rows(t *mlxc.Thread, ids *mlxc.Array) *mlxc.Array {
 // load copies every weight into MLX: dense matrices in their dtype,
 // quantised ones packed with their scales and biases widened to float32
 // (so that quantized_matmul computes in float32), norms as float32, and
-// the RoPE wavelengths with llama3 scaling.
+// the RoPE wavelengths with llama3 scaling. A GGUF file's blocks become
+// MLX affine quantisation, the same numbers (internal/ggufaffine), but
+// Q6_K's, which MLX's groups cannot hold, become f16 (see ggufMatrix);
+// a llama file's query and key rows are put back in Hugging Face's
+// order.
 func (b *Backend) load(t *mlxc.Thread, w *engine.Weights) error {
 	l := loader{t: t, b: b}
 	b.w.embedTokens = l.matrix(&w.EmbedTokens)
@@ -72,7 +79,7 @@ func (b *Backend) load(t *mlxc.Thread, w *engine.Weights) error {
 	for i := range w.Layers {
 		src, dst := &w.Layers[i], &b.w.layers[i]
 		dst.inputLayernorm, dst.postAttentionLayernorm = l.vector(&src.InputLayernorm), l.vector(&src.PostAttentionLayernorm)
-		dst.qProj, dst.kProj, dst.vProj, dst.oProj = l.matrix(&src.QProj), l.matrix(&src.KProj), l.matrix(&src.VProj), l.matrix(&src.OProj)
+		dst.qProj, dst.kProj, dst.vProj, dst.oProj = l.qk(&src.QProj), l.qk(&src.KProj), l.matrix(&src.VProj), l.matrix(&src.OProj)
 		dst.gateProj, dst.upProj, dst.downProj = l.matrix(&src.GateProj), l.matrix(&src.UpProj), l.matrix(&src.DownProj)
 		if b.cfg.QKVBias() {
 			dst.qBias, dst.kBias, dst.vBias = l.vector(&src.QBias), l.vector(&src.KBias), l.vector(&src.VBias)
@@ -120,12 +127,11 @@ func (l *loader) matrix(t *engine.Tensor) matrix {
 	if l.err != nil {
 		return matrix{}
 	}
+	if t.BlockQuantized() {
+		return l.ggufMatrix(t, 0)
+	}
 	if !t.Quantized() {
-		w := l.keep(l.array(t, t.Shape))
-		if w == nil {
-			return matrix{}
-		}
-		return matrix{w: w, wT: l.keep(l.t.Transpose(w, 1, 0))}
+		return l.dense(l.array(t, t.Shape))
 	}
 	rows, cols := t.Shape[0], t.Shape[1]
 	return matrix{
@@ -135,6 +141,90 @@ func (l *loader) matrix(t *engine.Tensor) matrix {
 		bits:   t.Bits,
 		group:  t.GroupSize,
 	}
+}
+
+// qk is a query or key projection, its rows in Hugging Face's order.
+func (l *loader) qk(t *engine.Tensor) matrix {
+	if l.err != nil || !l.b.cfg.PermutedQK {
+		return l.matrix(t)
+	}
+	hd := l.b.cfg.HeadDim
+	if t.BlockQuantized() {
+		return l.ggufMatrix(t, hd)
+	}
+	rows := t.Shape[0]
+	n := len(t.Data) / rows
+	data := make([]byte, 0, len(t.Data))
+	for r := range rows {
+		g := gguf.PermutedRow(r, hd)
+		data = append(data, t.Data[g*n:(g+1)*n]...)
+	}
+	dt, _ := mlxDtype(t.DType) // a GGUF float: F32, F16 or BF16
+	return l.dense(l.t.FromBytes(data, t.Shape, dt))
+}
+
+// dense keeps w and its transposed view.
+func (l *loader) dense(w *mlxc.Array) matrix {
+	if w == nil {
+		return matrix{}
+	}
+	w = l.keep(w)
+	return matrix{w: w, wT: l.keep(l.t.Transpose(w, 1, 0))}
+}
+
+// ggufMatrix copies a GGUF matrix of blocks into MLX, its rows in llama.cpp's
+// order undone when headDim is set. The types ggufaffine maps become MLX
+// affine quantisation in groups of 32, exactly; Q6_K (sixteen weights to
+// a scale, and MLX's smallest group is 32) becomes f16, as MLX's own GGUF
+// reader makes it: a rounding of 2⁻¹¹ relative at most, under 1/64 of
+// the block's own step (|q−32| ≤ 32 steps), at 2 bytes a weight instead
+// of 0.82.
+// A value past f16's range keeps the matrix in float32.
+func (l *loader) ggufMatrix(t *engine.Tensor, headDim int) matrix {
+	rows, cols := t.Shape[0], t.Shape[1]
+	n := len(t.Data) / rows
+	src := func(r int) []byte {
+		if headDim > 0 {
+			r = gguf.PermutedRow(r, headDim)
+		}
+		return t.Data[r*n : (r+1)*n]
+	}
+	if bits := ggufaffine.Bits(t.Blocks); bits != 0 {
+		a, err := ggufaffine.Repack(t.Blocks, rows, cols, src)
+		if err != nil {
+			l.err = fmt.Errorf("%s: tensor %s: %w", t.File, t.Name, err)
+			return matrix{}
+		}
+		groups := []int{rows, cols / ggufaffine.Group}
+		return matrix{
+			w:      l.keep(l.t.FromBytes(a.Codes, []int{rows, cols * bits / 32}, mlxc.Uint32)),
+			scales: l.keep(l.t.FromBytes(float32Bytes(a.Scales), groups, mlxc.Float32)),
+			biases: l.keep(l.t.FromBytes(float32Bytes(a.Biases), groups, mlxc.Float32)),
+			bits:   bits,
+			group:  ggufaffine.Group,
+		}
+	}
+	vals := make([]float32, rows*cols)
+	for r := range rows {
+		if err := gguf.Dequantize(t.Blocks, vals[r*cols:(r+1)*cols], src(r)); err != nil {
+			l.err = fmt.Errorf("%s: tensor %s: %w", t.File, t.Name, err)
+			return matrix{}
+		}
+	}
+	if half, err := gguf.Quantize(gguf.F16, nil, vals); err == nil && finiteHalves(half) {
+		return l.dense(l.t.FromBytes(half, t.Shape, mlxc.Float16))
+	}
+	return l.dense(l.t.FromBytes(float32Bytes(vals), t.Shape, mlxc.Float32))
+}
+
+// finiteHalves reports whether no f16 in h is an infinity or NaN.
+func finiteHalves(h []byte) bool {
+	for i := 0; i < len(h); i += 2 {
+		if binary.LittleEndian.Uint16(h[i:])&0x7c00 == 0x7c00 {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *loader) vector(t *engine.Tensor) *mlxc.Array {
