@@ -1,7 +1,6 @@
 package mlxbridge
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -40,32 +39,42 @@ type matrix struct {
 	wT             *mlxc.Array // dense: the transposed view (in, out)
 	scales, biases *mlxc.Array // quantised: (out, in/group)
 	bits, group    int
+	// plus, when set, is a second quantised matrix: the weights are the
+	// sum of the two (a GGUF file's Q6_K blocks).
+	plus *matrix
 }
 
 // mul is x·Wᵀ.
 func (m *matrix) mul(t *mlxc.Thread, x *mlxc.Array) *mlxc.Array {
-	if m.bits != 0 {
-		return t.QuantizedMatmul(x, m.w, m.scales, m.biases, m.group, m.bits)
+	if m.bits == 0 {
+		return t.Matmul(x, m.wT)
 	}
-	return t.Matmul(x, m.wT)
+	y := t.QuantizedMatmul(x, m.w, m.scales, m.biases, m.group, m.bits)
+	if m.plus != nil {
+		y = t.Add(y, m.plus.mul(t, x))
+	}
+	return y
 }
 
 // rows gathers rows ids (an int32 array) as float32: the embedding lookup.
 func (m *matrix) rows(t *mlxc.Thread, ids *mlxc.Array) *mlxc.Array {
-	if m.bits != 0 {
-		return t.Dequantize(t.Take(m.w, ids, 0), t.Take(m.scales, ids, 0), t.Take(m.biases, ids, 0), m.group, m.bits)
+	if m.bits == 0 {
+		return t.AsType(t.Take(m.w, ids, 0), mlxc.Float32)
 	}
-	return t.AsType(t.Take(m.w, ids, 0), mlxc.Float32)
+	y := t.Dequantize(t.Take(m.w, ids, 0), t.Take(m.scales, ids, 0), t.Take(m.biases, ids, 0), m.group, m.bits)
+	if m.plus != nil {
+		y = t.Add(y, m.plus.rows(t, ids))
+	}
+	return y
 }
 
 // load copies every weight into MLX: dense matrices in their dtype,
 // quantised ones packed with their scales and biases widened to float32
 // (so that quantized_matmul computes in float32), norms as float32, and
 // the RoPE wavelengths with llama3 scaling. A GGUF file's blocks become
-// MLX affine quantisation, the same numbers (internal/ggufaffine), but
-// Q6_K's, which MLX's groups cannot hold, become f16 (see ggufMatrix);
-// a llama file's query and key rows are put back in Hugging Face's
-// order.
+// MLX affine quantisation, the same numbers (internal/ggufaffine), Q6_K's
+// as the sum of two such matrices; a llama file's query and key rows are
+// put back in Hugging Face's order.
 func (b *Backend) load(t *mlxc.Thread, w *engine.Weights) error {
 	l := loader{t: t, b: b}
 	b.w.embedTokens = l.matrix(&w.EmbedTokens)
@@ -172,14 +181,12 @@ func (l *loader) dense(w *mlxc.Array) matrix {
 	return matrix{w: w, wT: l.keep(l.t.Transpose(w, 1, 0))}
 }
 
-// ggufMatrix copies a GGUF matrix of blocks into MLX, its rows in llama.cpp's
-// order undone when headDim is set. The types ggufaffine maps become MLX
-// affine quantisation in groups of 32, exactly; Q6_K (sixteen weights to
-// a scale, and MLX's smallest group is 32) becomes f16, as MLX's own GGUF
-// reader makes it: a rounding of 2⁻¹¹ relative at most, under 1/64 of
-// the block's own step (|q−32| ≤ 32 steps), at 2 bytes a weight instead
-// of 0.82.
-// A value past f16's range keeps the matrix in float32.
+// ggufMatrix copies a GGUF matrix of blocks into MLX as affine
+// quantisation in groups of 32, exactly, its rows in llama.cpp's order
+// undone when headDim is set. Q6_K (sixteen weights to a scale, and
+// MLX's smallest group is 32) becomes two 6-bit matrices that add up to
+// it: twice the products, the same 2 bytes a weight as f16, and no float
+// weights to widen for each product (RATIONALE, "GGUF on MLX").
 func (l *loader) ggufMatrix(t *engine.Tensor, headDim int) matrix {
 	rows, cols := t.Shape[0], t.Shape[1]
 	n := len(t.Data) / rows
@@ -189,42 +196,35 @@ func (l *loader) ggufMatrix(t *engine.Tensor, headDim int) matrix {
 		}
 		return t.Data[r*n : (r+1)*n]
 	}
-	if bits := ggufaffine.Bits(t.Blocks); bits != 0 {
-		a, err := ggufaffine.Repack(t.Blocks, rows, cols, src)
-		if err != nil {
-			l.err = fmt.Errorf("%s: tensor %s: %w", t.File, t.Name, err)
-			return matrix{}
-		}
-		groups := []int{rows, cols / ggufaffine.Group}
-		return matrix{
-			w:      l.keep(l.t.FromBytes(a.Codes, []int{rows, cols * bits / 32}, mlxc.Uint32)),
+	var parts []*ggufaffine.Matrix
+	var err error
+	if ggufaffine.Bits(t.Blocks) != 0 {
+		var a *ggufaffine.Matrix
+		a, err = ggufaffine.Repack(t.Blocks, rows, cols, src)
+		parts = append(parts, a)
+	} else {
+		var a, b *ggufaffine.Matrix
+		a, b, err = ggufaffine.Split(t.Blocks, rows, cols, src)
+		parts = append(parts, a, b)
+	}
+	if err != nil {
+		l.err = fmt.Errorf("%s: tensor %s: %w", t.File, t.Name, err)
+		return matrix{}
+	}
+	var m *matrix
+	groups := []int{rows, cols / ggufaffine.Group}
+	for i := len(parts) - 1; i >= 0; i-- {
+		a := parts[i]
+		m = &matrix{
+			w:      l.keep(l.t.FromBytes(a.Codes, []int{rows, cols * a.Bits / 32}, mlxc.Uint32)),
 			scales: l.keep(l.t.FromBytes(float32Bytes(a.Scales), groups, mlxc.Float32)),
 			biases: l.keep(l.t.FromBytes(float32Bytes(a.Biases), groups, mlxc.Float32)),
-			bits:   bits,
+			bits:   a.Bits,
 			group:  ggufaffine.Group,
+			plus:   m,
 		}
 	}
-	vals := make([]float32, rows*cols)
-	for r := range rows {
-		if err := gguf.Dequantize(t.Blocks, vals[r*cols:(r+1)*cols], src(r)); err != nil {
-			l.err = fmt.Errorf("%s: tensor %s: %w", t.File, t.Name, err)
-			return matrix{}
-		}
-	}
-	if half, err := gguf.Quantize(gguf.F16, nil, vals); err == nil && finiteHalves(half) {
-		return l.dense(l.t.FromBytes(half, t.Shape, mlxc.Float16))
-	}
-	return l.dense(l.t.FromBytes(float32Bytes(vals), t.Shape, mlxc.Float32))
-}
-
-// finiteHalves reports whether no f16 in h is an infinity or NaN.
-func finiteHalves(h []byte) bool {
-	for i := 0; i < len(h); i += 2 {
-		if binary.LittleEndian.Uint16(h[i:])&0x7c00 == 0x7c00 {
-			return false
-		}
-	}
-	return true
+	return *m
 }
 
 func (l *loader) vector(t *engine.Tensor) *mlxc.Array {

@@ -17,10 +17,10 @@ func cmdGGUFToMLX(args []string, out, errOut io.Writer) error {
 	fs.SetOutput(errOut)
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood dev gguf-to-mlx --from FILE.gguf --out DIR\n\n"+
-			"Writes an MLX model folder with the GGUF file's weights: Q4_0 and Q4_1 blocks\n"+
-			"as affine 4-bit groups of 32, Q8_0 as 8-bit (the same codes and values). The\n"+
+			"Writes an MLX model folder with the GGUF file's weights: Q4_0, Q4_1 and Q4_K\n"+
+			"blocks as affine 4-bit groups of 32, Q8_0 as 8-bit (the same values). The\n"+
 			"folder has one bit width, that of most of the weights; the blocks of the other,\n"+
-			"and k-quants, become float32 (their exact values). Floats are kept; query and\n"+
+			"Q5_K and Q6_K become float32 (their exact values). Floats are kept; query and\n"+
 			"key rows go back to Hugging Face's order.")
 		fs.PrintDefaults()
 	}

@@ -47,15 +47,23 @@ func Quantize(t Type, dst []byte, src []float32) ([]byte, error) {
 	}
 	dst = grow(dst, n)
 	out := dst[len(dst)-n:]
+	switch t { // the element types in a loop of their own: whole matrices go through here
+	case F16:
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(out[2*i:], floatToHalf(x))
+		}
+		return dst, nil
+	case BF16:
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(out[2*i:], floatToBF16(x))
+		}
+		return dst, nil
+	}
 	for i := 0; i < len(src); i += bs {
 		x, b := src[i:i+bs], out[i/bs*bb:][:bb]
 		switch t {
 		case F32:
 			binary.LittleEndian.PutUint32(b, math.Float32bits(x[0]))
-		case F16:
-			binary.LittleEndian.PutUint16(b, floatToHalf(x[0]))
-		case BF16:
-			binary.LittleEndian.PutUint16(b, floatToBF16(x[0]))
 		case Q4_0:
 			quantQ4_0(b, x)
 		case Q4_1:

@@ -13,13 +13,21 @@
 // gguf.Dequantize gives, bit for bit: d is an f16 (11 significant bits)
 // and sc, m 6-bit integers, so d·sc, dmin·m, d·sc·q, −8d and −128d are
 // exact in float32 and only the final sum rounds, as it does in ggml
-// (fused or not). Q6_K is not MLX affine: sixteen weights share a scale,
-// and MLX's smallest group is 32.
+// (fused or not).
+//
+// Q6_K is not MLX affine: sixteen weights share a scale, and MLX's
+// smallest group is 32. But it is the sum of two 6-bit affine matrices
+// (Split): one holds the first sixteen weights of every group of 32 and
+// zeros (code 32, bias −32·step) in the second, the other the reverse,
+// each weight d·sc·(q−32) as step d·sc, code q, bias −32·d·sc, exact in
+// float32 (d·sc·q needs 24 bits).
 package ggufaffine
 
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
 )
@@ -52,7 +60,8 @@ type Matrix struct {
 }
 
 // Repack converts rows of cols weights of typ, src(r) returning row r's
-// blocks, into MLX's affine quantisation.
+// blocks, into MLX's affine quantisation. The rows are converted in
+// parallel: src must be safe to call from several goroutines.
 //
 // # Errors
 //
@@ -66,29 +75,138 @@ func Repack(typ gguf.Type, rows, cols int, src func(int) []byte) (*Matrix, error
 	if err != nil {
 		return nil, err
 	}
-	groups := cols / Group
+	groups, codeBytes := cols/Group, cols*bits/8
 	m := &Matrix{
-		Codes:  make([]byte, 0, rows*cols*bits/8),
-		Scales: make([]float32, 0, rows*groups),
-		Biases: make([]float32, 0, rows*groups),
+		Codes:  make([]byte, rows*codeBytes),
+		Scales: make([]float32, rows*groups),
+		Biases: make([]float32, rows*groups),
 		Bits:   bits,
 	}
-	var codes [256]byte
-	var scales, biases [8]float32
 	bs, bb := typ.BlockSize(), typ.BlockBytes()
-	for r := range rows {
-		row := src(r)
-		if len(row) != rowBytes {
-			return nil, fmt.Errorf("row %d of %s: %d bytes, want %d", r, typ, len(row), rowBytes)
+	err = eachRows(rows, func(lo, hi int) error {
+		var codes [256]byte
+		var scales, biases [8]float32
+		for r := lo; r < hi; r++ {
+			row := src(r)
+			if len(row) != rowBytes {
+				return fmt.Errorf("row %d of %s: %d bytes, want %d", r, typ, len(row), rowBytes)
+			}
+			out, g := m.Codes[r*codeBytes:r*codeBytes], r*groups
+			for b := 0; b < len(row); b += bb {
+				n := unpack(typ, row[b:b+bb], codes[:bs], scales[:], biases[:])
+				out = pack(out, codes[:bs], bits)
+				copy(m.Scales[g:], scales[:n])
+				copy(m.Biases[g:], biases[:n])
+				g += n
+			}
 		}
-		for b := 0; b < len(row); b += bb {
-			n := unpack(typ, row[b:b+bb], codes[:bs], scales[:], biases[:])
-			m.Codes = pack(m.Codes, codes[:bs], bits)
-			m.Scales = append(m.Scales, scales[:n]...)
-			m.Biases = append(m.Biases, biases[:n]...)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// Split converts rows of cols Q6_K weights, src(r) returning row r's
+// blocks, into two 6-bit affine matrices whose sum is the matrix exactly
+// (see the package comment), in parallel as Repack does.
+//
+// # Errors
+//
+// typ not Q6_K, or a row of the wrong size.
+func Split(typ gguf.Type, rows, cols int, src func(int) []byte) (first, second *Matrix, err error) {
+	if typ != gguf.Q6_K {
+		return nil, nil, fmt.Errorf("%s blocks are not split, only Q6_K's", typ)
+	}
+	rowBytes, err := typ.RowBytes(cols)
+	if err != nil {
+		return nil, nil, err
+	}
+	const bits = 6
+	groups, codeBytes, bb := cols/Group, cols*bits/8, typ.BlockBytes()
+	halves := [2]*Matrix{}
+	for i := range halves {
+		halves[i] = &Matrix{
+			Codes:  make([]byte, rows*codeBytes),
+			Scales: make([]float32, rows*groups),
+			Biases: make([]float32, rows*groups),
+			Bits:   bits,
+		}
+	}
+	err = eachRows(rows, func(lo, hi int) error {
+		var codes [256]byte
+		var steps [16]float32
+		var part [Group]byte
+		for r := lo; r < hi; r++ {
+			row := src(r)
+			if len(row) != rowBytes {
+				return fmt.Errorf("row %d of %s: %d bytes, want %d", r, typ, len(row), rowBytes)
+			}
+			out := [2][]byte{halves[0].Codes[r*codeBytes : r*codeBytes], halves[1].Codes[r*codeBytes : r*codeBytes]}
+			g := r * groups
+			for b := 0; b < len(row); b += bb {
+				unpackQ6K(row[b:b+bb], &codes, &steps)
+				for k := range 8 { // groups of 32 in the block
+					for h, m := range halves {
+						for j := range part {
+							part[j] = 32 // zero
+						}
+						copy(part[16*h:16*h+16], codes[32*k+16*h:])
+						out[h] = pack(out[h], part[:], bits)
+						step := steps[2*k+h]
+						m.Scales[g], m.Biases[g] = step, -32*step
+					}
+					g++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return halves[0], halves[1], nil
+}
+
+// unpackQ6K reads one Q6_K block (as gguf's dequantQ6_K): its 256 codes
+// q (w = step·(q−32)) and the step d·sc of each sixteen weights.
+func unpackQ6K(b []byte, codes *[256]byte, steps *[16]float32) {
+	d := gguf.Half(binary.LittleEndian.Uint16(b[208:]))
+	for i, sc := range b[192:208] {
+		steps[i] = d * float32(int8(sc))
+	}
+	for h := range 2 {
+		ql, qh := b[64*h:64*h+64], b[128+32*h:128+32*h+32]
+		c := codes[128*h : 128*h+128]
+		for l := range 32 {
+			c[l] = ql[l]&15 | qh[l]&3<<4
+			c[l+32] = ql[l+32]&15 | qh[l]>>2&3<<4
+			c[l+64] = ql[l]>>4 | qh[l]>>4&3<<4
+			c[l+96] = ql[l+32]>>4 | qh[l]>>6&3<<4
+		}
+	}
+}
+
+// eachRows runs f over ranges of rows [lo, hi) on up to GOMAXPROCS
+// goroutines and returns the error of the lowest range that failed.
+func eachRows(rows int, f func(lo, hi int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), (rows+63)/64)
+	if workers <= 1 {
+		return f(0, rows)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { errs[w] = f(rows*w/workers, rows*(w+1)/workers) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unpack reads one block: its codes, and the scale and bias of each of
@@ -144,6 +262,15 @@ func unpack(typ gguf.Type, b []byte, codes []byte, scales, biases []float32) int
 // pack appends codes of bits bits each to dst as one stream, code i at
 // bits [i·bits, (i+1)·bits) counted from the low bit of the first byte.
 func pack(dst, codes []byte, bits int) []byte {
+	switch bits { // whole bytes: no stream needed
+	case 8:
+		return append(dst, codes...)
+	case 4:
+		for k := 0; k < len(codes); k += 2 {
+			dst = append(dst, codes[k]|codes[k+1]<<4)
+		}
+		return dst
+	}
 	var acc uint32
 	n := 0
 	for _, c := range codes {

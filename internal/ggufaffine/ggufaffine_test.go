@@ -75,6 +75,50 @@ func TestRepackIsTheBlocksValues(t *testing.T) {
 	}
 }
 
+// TestSplitIsTheBlocksValues: the two 6-bit halves of Q6_K rows add up,
+// as MLX computes them, to the values gguf.Dequantize gives, bit for bit
+// but the sign of a zero; each half is zero where the other holds the
+// weights.
+func TestSplitIsTheBlocksValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sigma := range []float64{0.02, 1, 3000} {
+		rows, cols := 5, 512
+		var data []byte
+		row := make([]float32, cols)
+		for range rows {
+			for j := range row {
+				row[j] = float32(rng.NormFloat64() * sigma)
+			}
+			var err error
+			if data, err = gguf.Quantize(gguf.Q6_K, data, row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rb := len(data) / rows
+		a, b, err := Split(gguf.Q6_K, rows, cols, func(r int) []byte { return data[r*rb : (r+1)*rb] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, rows*cols)
+		if err := gguf.Dequantize(gguf.Q6_K, want, data); err != nil {
+			t.Fatal(err)
+		}
+		va, vb := mlxValues(a, rows, cols), mlxValues(b, rows, cols)
+		for i := range want {
+			first := i%Group < 16
+			if first && vb[i] != 0 || !first && va[i] != 0 {
+				t.Fatalf("spread %g: weight %d is %g and %g in the halves; the %v half should be 0", sigma, i, va[i], vb[i], map[bool]string{true: "second", false: "first"}[first])
+			}
+			if va[i]+vb[i] != want[i] {
+				t.Fatalf("spread %g: weight %d (row %d) is %g + %g as MLX affine, %g in the block", sigma, i%cols, i/cols, va[i], vb[i], want[i])
+			}
+		}
+	}
+	if _, _, err := Split(gguf.Q4_K, 1, 256, func(int) []byte { return make([]byte, 144) }); err == nil {
+		t.Error("Split of Q4_K blocks: no error")
+	}
+}
+
 // TestRepackRefuses: Q6_K and the float types are not MLX affine, and a
 // row of the wrong length is named.
 func TestRepackRefuses(t *testing.T) {
