@@ -31,7 +31,7 @@ type frame struct {
 	node  int32  // its schema
 	cur   int32  // object: bit index of the property being read, -1 undeclared
 	seen  uint64 // object: properties present
-	count uint16 // array: items so far, saturated
+	count uint32 // array: items so far, saturated
 	phase uint8
 	ws    uint8 // whitespace run before the next token
 }
@@ -54,7 +54,7 @@ const (
 type lexer struct {
 	node int32  // the value's schema (keys: the object's)
 	pos  int32  // position in a literal trie, -1 off the trie
-	n    uint16 // characters read (saturated) or number length
+	n    uint32 // characters read (saturated) or number length
 	kind uint8
 	sub  uint8
 }
@@ -115,6 +115,7 @@ const (
 func newGrammar() *grammar {
 	g := &grammar{lits: lits{edges: map[uint64]int32{}}, links: map[link]*link{}}
 	g.nodes = append(g.nodes, node{types: tAny, enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1})
+	g.nodes = append(g.nodes, node{enum: -1, keys: -1, extra: -1, items: neverNode, maxItems: -1, maxLen: -1}) // neverNode
 	g.bools = g.lits.newNode()
 	g.lits.add(g.bools, []byte("true"), 0, 0)
 	g.lits.add(g.bools, []byte("false"), 0, 0)
@@ -142,6 +143,19 @@ func (g *grammar) Accepts(s state) bool {
 		return g.lits.term[s.lex.pos] >= 0
 	}
 	return false
+}
+
+// acceptsFrom reports whether text, compact JSON, is a whole value of
+// schema n.
+func (g *grammar) acceptsFrom(n int32, text []byte) bool {
+	s := state{top: frame{node: n, cur: -1, phase: pRoot}}
+	for _, b := range text {
+		var ok bool
+		if s, ok = g.Next(s, b); !ok {
+			return false
+		}
+	}
+	return g.Accepts(s)
 }
 
 // Next reads one byte.

@@ -5,9 +5,11 @@
 // additionalProperties (false when "properties" is given and it is not:
 // stricter than JSON Schema, so that a model cannot wander into keys of
 // its own), items, minItems, maxItems, minLength, maxLength, enum,
-// const and local $ref (#, #/$defs/..., #/definitions/...). Other
+// const (of any JSON value, checked against the rest of its schema) and
+// $ref to any JSON pointer within the document (a chain of $refs too;
+// recursion is bounded by the nesting limit below). Other
 // keywords that change what is valid (anyOf, oneOf...) are refused;
-// annotations (title, description, format...) are ignored.
+// annotations (title, description, examples...) are ignored.
 //
 // The reply is read by a byte-level pushdown recogniser: keys are not
 // repeated, required keys come before the closing brace, numbers are at

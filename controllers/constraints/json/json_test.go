@@ -123,7 +123,12 @@ func TestBadSchemas(t *testing.T) {
 	for _, schema := range []string{
 		`{"anyOf":[{"type":"string"}]}`,
 		`{"type":"text"}`,
-		`{"type":"object","properties":{"a":false}}`,
+		`{"type":"object","properties":{"a":{"type":"string","enum":[1]}},"required":["a"]}`,
+		`{"$ref":"#"}`,
+		`{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`,
+		`{"$ref":"other.json#/a"}`,
+		`{"$ref":"#anchor"}`,
+		`{"minLength":1e10}`,
 		`{"$ref":"#/$defs/missing"}`,
 		`{"$defs":{"n":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/n"}}},"$ref":"#/$defs/n"}`,
 		`{"enum":[1,2],"type":"string"}`,

@@ -5,7 +5,10 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -41,6 +44,9 @@ type node struct {
 	minLen   int32 // string length in code points
 	maxLen   int32 // -1: no limit
 
+	// pending marks the placeholder of a $ref being compiled.
+	pending bool
+
 	// Nesting needed to complete a value (containers opened, counting
 	// its own): any value, an object, an array; maxDepth+1 when more
 	// than allowed.
@@ -50,8 +56,13 @@ type node struct {
 	blocked [maxDepth + 1]uint64
 }
 
-// anyNode is the schema that accepts every JSON value.
-const anyNode = 0
+// anyNode is the schema that accepts every JSON value, neverNode the
+// one that accepts none (false, or an enum none of whose values is valid
+// for the rest of its schema: a property of that schema cannot come).
+const (
+	anyNode   = 0
+	neverNode = 1
+)
 
 // maxProps bounds the properties of one object schema.
 const maxProps = 64
@@ -96,7 +107,7 @@ func checkKeywords(s map[string]any, at string) error {
 // compiler turns a JSON schema into nodes.
 type compiler struct {
 	g    *grammar
-	root map[string]any
+	root any
 	refs map[string]int32
 }
 
@@ -112,15 +123,14 @@ func (g *grammar) compileSchema(arg string) (int32, error) {
 	if dec.More() {
 		return 0, errors.New("schema: text after the schema")
 	}
-	c := &compiler{g: g, refs: map[string]int32{}}
-	c.root, _ = raw.(map[string]any)
+	c := &compiler{g: g, root: raw, refs: map[string]int32{}}
 	root, err := c.schema(raw, "#")
 	if err != nil {
 		return 0, err
 	}
 	g.depths()
 	if g.nodes[root].minDepth > maxDepth {
-		return 0, fmt.Errorf("schema: no value nests less than %d levels deep", maxDepth+1)
+		return 0, fmt.Errorf("schema: no value is valid for it (or none nests less than %d levels deep)", maxDepth+1)
 	}
 	return root, nil
 }
@@ -183,7 +193,7 @@ func (c *compiler) schema(raw any, at string) (int32, error) {
 		if v {
 			return anyNode, nil
 		}
-		return 0, fmt.Errorf("schema %s: false accepts nothing", at)
+		return neverNode, nil
 	case map[string]any:
 		return c.object(v, at)
 	}
@@ -203,43 +213,88 @@ func (c *compiler) object(s map[string]any, at string) (int32, error) {
 		return c.ref(ref, at)
 	}
 	n, err := c.fill(s, at)
+	if err != nil {
+		return 0, err
+	}
 	c.g.nodes = append(c.g.nodes, n)
-	return int32(len(c.g.nodes) - 1), err
+	idx := int32(len(c.g.nodes) - 1)
+	return idx, c.enum(idx, s, at)
 }
 
-// ref compiles a local reference such as "#/$defs/Name", once.
+// maxRefHops bounds a chain of $refs that lead to $refs.
+const maxRefHops = 64
+
+// ref compiles a reference within the document (a JSON pointer, as
+// "#/$defs/Name" or "#/properties/a~1b/items"), once: a recursive
+// reference finds the node being built. A chain of $refs is followed;
+// one that comes back to itself with no object or array in between
+// (no value could ever be finished) is refused.
 func (c *compiler) ref(ref any, at string) (int32, error) {
-	name, _ := ref.(string)
-	if idx, ok := c.refs[name]; ok {
+	name, ok := ref.(string)
+	if !ok {
+		return 0, fmt.Errorf("schema %s: $ref must be a string", at)
+	}
+	target, key, err := c.resolve(name)
+	if err != nil {
+		return 0, fmt.Errorf("schema %s: $ref %q: %w", at, name, err)
+	}
+	if idx, ok := c.refs[key]; ok {
 		return idx, nil
 	}
-	var target any
-	switch {
-	case name == "#":
-		target = c.root
-	case strings.HasPrefix(name, "#/$defs/"), strings.HasPrefix(name, "#/definitions/"):
-		group, key, _ := strings.Cut(strings.TrimPrefix(name, "#/"), "/")
-		defs, _ := c.root[group].(map[string]any)
-		target = defs[key]
-	}
-	if target == nil {
-		return 0, fmt.Errorf("schema %s: unsupported or missing $ref %v", at, ref)
-	}
 	idx := int32(len(c.g.nodes))
-	c.refs[name] = idx // a recursive reference finds the node being built
-	c.g.nodes = append(c.g.nodes, node{})
-	body, ok := target.(map[string]any)
+	c.refs[key] = idx
+	c.g.nodes = append(c.g.nodes, node{pending: true})
+	sub, err := c.schema(target, key)
+	if err != nil {
+		return 0, err
+	}
+	if c.g.nodes[sub].pending {
+		return 0, fmt.Errorf("schema %s: $ref %q leads back to itself with no object or array in between", at, name)
+	}
+	c.g.nodes[idx] = c.g.nodes[sub]
+	return idx, nil
+}
+
+// resolve finds the schema a $ref points at, and the pointer's canonical
+// form: "#" and a JSON pointer after it, percent-decoded, with ~1 for /
+// and ~0 for ~ in its segments, through objects and arrays alike.
+// References to other documents, and to anchors, are refused.
+func (c *compiler) resolve(ref string) (any, string, error) {
+	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok {
-		sub, err := c.schema(target, name)
-		c.g.nodes[idx] = c.g.nodes[sub]
-		return idx, err
+		return nil, "", errors.New("only references within the schema (starting with #) are supported")
 	}
-	if _, ok := body["$ref"]; ok {
-		return 0, fmt.Errorf("schema %s: a $ref to a $ref is not supported", name)
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
+		return nil, "", err
 	}
-	n, err := c.fill(body, name)
-	c.g.nodes[idx] = n
-	return idx, err
+	if frag == "" {
+		return c.root, "#", nil
+	}
+	if !strings.HasPrefix(frag, "/") {
+		return nil, "", errors.New("anchors are not supported, only JSON pointers")
+	}
+	cur := c.root
+	for _, tok := range strings.Split(frag[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch v := cur.(type) {
+		case map[string]any:
+			cur, ok = v[tok]
+		case []any:
+			var i int
+			i, err = strconv.Atoi(tok)
+			ok = err == nil && i >= 0 && i < len(v) && strconv.Itoa(i) == tok
+			if ok {
+				cur = v[i]
+			}
+		default:
+			ok = false
+		}
+		if !ok {
+			return nil, "", fmt.Errorf("nothing at %q", tok)
+		}
+	}
+	return cur, "#" + frag, nil
 }
 
 // fill compiles the keywords of one schema object.
@@ -255,13 +310,19 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	ints := []struct {
 		key string
 		dst *int32
-	}{{"minItems", &n.minItems}, {"maxItems", &n.maxItems}, {"minLength", &n.minLen}, {"maxLength", &n.maxLen}}
+		max bool
+	}{{"minItems", &n.minItems, false}, {"maxItems", &n.maxItems, true}, {"minLength", &n.minLen, false}, {"maxLength", &n.maxLen, true}}
 	for _, f := range ints {
 		if v, ok := s[f.key]; ok {
-			num, _ := v.(stdjson.Number)
-			i, err := num.Int64()
-			if err != nil || i < 0 || i > 1<<15 {
-				return n, fmt.Errorf("schema %s: %s must be a small non-negative integer", at, f.key)
+			i, ok := count(v)
+			if !ok {
+				return n, fmt.Errorf("schema %s: %s must be a non-negative integer", at, f.key)
+			}
+			if i > math.MaxInt32 {
+				if !f.max {
+					return n, fmt.Errorf("schema %s: %s above %d is not supported", at, f.key, math.MaxInt32)
+				}
+				i = math.MaxInt32 // a lower maximum: stricter, and out of any reply's reach
 			}
 			*f.dst = int32(i)
 		}
@@ -271,10 +332,17 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 			return n, err
 		}
 	}
-	if err := c.properties(&n, s, at); err != nil {
-		return n, err
+	return n, c.properties(&n, s, at)
+}
+
+// count reads a non-negative integer, as 5 or 5.0, saturated at 2^53.
+func count(v any) (int64, bool) {
+	num, _ := v.(stdjson.Number)
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || f < 0 || f != math.Trunc(f) {
+		return 0, false
 	}
-	return n, c.enum(&n, s, at)
+	return int64(min(f, 1<<53)), true
 }
 
 // types reads "type", or infers it from the other keywords.
@@ -380,31 +448,100 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 	return nil
 }
 
-// enum compiles enum or const: the value must be one of them, written
-// as compact JSON.
-func (c *compiler) enum(n *node, s map[string]any, at string) error {
+// enum compiles enum or const into node idx, compiled from the other
+// keywords already: the value must be one of them, written as compact
+// JSON, and valid for the rest of the schema (a value the rest refuses is
+// left out, as one of another type). With none left, the node accepts
+// nothing: a property of that schema cannot come, and an object that
+// requires it cannot be.
+func (c *compiler) enum(idx int32, s map[string]any, at string) error {
 	values, ok := s["enum"].([]any)
 	if _, isEnum := s["enum"]; isEnum && !ok {
 		return fmt.Errorf("schema %s: enum must be an array", at)
 	}
 	if v, ok := s["const"]; ok {
-		values = []any{v} // with an enum too, it had better be one of them
+		if values != nil && !slices.ContainsFunc(values, func(e any) bool { return sameValue(e, v) }) {
+			values = []any{}
+		} else {
+			values = []any{v}
+		}
 	}
 	if values == nil {
 		return nil
 	}
-	n.enum = c.g.lits.newNode()
+	trie := c.g.lits.newNode()
 	kept := 0
 	for _, v := range values {
-		if typeOf(v)&n.types != 0 {
-			c.g.lits.add(n.enum, encode(v), 0, 0)
+		lit := encode(v)
+		if c.g.acceptsFrom(idx, lit) {
+			c.g.lits.add(trie, lit, 0, 0)
 			kept++
 		}
 	}
 	if kept == 0 {
-		return fmt.Errorf("schema %s: no enum value has the schema's type", at)
+		c.g.nodes[idx] = c.g.nodes[neverNode]
+		return nil
 	}
+	c.g.nodes[idx].enum = trie
 	return nil
+}
+
+// sameValue reports whether two decoded JSON values are equal as JSON
+// Schema compares them (numbers by value: 1 and 1.0 are equal).
+func sameValue(a, b any) bool {
+	switch a := a.(type) {
+	case stdjson.Number:
+		b, ok := b.(stdjson.Number)
+		if !ok {
+			return false
+		}
+		return canonNum(string(a)) == canonNum(string(b))
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !sameValue(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		return ok && slices.EqualFunc(a, b, sameValue)
+	}
+	return a == b
+}
+
+// canonNum writes a JSON number as sign, significant digits and
+// exponent, so that equal numbers give equal strings (1, 1.0 and 10e-1
+// all give "1e0"). An exponent too long to add to is kept as written.
+func canonNum(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, exps, _ := strings.Cut(strings.ToLower(s), "e")
+	exp, err := strconv.ParseInt(exps, 10, 32)
+	if exps == "" {
+		exp, err = 0, nil
+	}
+	if err != nil {
+		return s
+	}
+	ip, fp, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(ip+fp, "0")
+	exp -= int64(len(fp))
+	for strings.HasSuffix(digits, "0") {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	if digits == "" {
+		return "0"
+	}
+	if neg {
+		digits = "-" + digits
+	}
+	return digits + "e" + strconv.FormatInt(exp, 10)
 }
 
 // typeOf returns the types a decoded value belongs to.
