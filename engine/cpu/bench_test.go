@@ -191,3 +191,29 @@ func BenchmarkAffineMatmul(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBlockGemv times one decode product of GGUF blocks (a 2048×2048
+// matrix, one input) per type on each kernel set: an int8 set with its
+// own kernels, a float set dequantising.
+func BenchmarkBlockGemv(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const rows, cols = 2048, 2048
+	for _, typ := range i8BlockTypes {
+		m := &blockMatrix{dense: dense{rows, cols}, typ: typ, data: randBlocks(rng, typ, rows, cols, false),
+			rowBytes: cols / typ.BlockSize() * typ.BlockBytes(), block: typ.BlockSize()}
+		x, out := randF32(rng, cols), make([]float32, rows)
+		buf, s := newInputBuf(cols, 1), newScratch(cols, 1)
+		for _, ks := range kernelSets[1:] {
+			b.Run(fmt.Sprintf("%s/%s", typ, ks.name), func(b *testing.B) {
+				saved := kern
+				kern = ks
+				defer func() { kern = saved }()
+				var in input
+				for range b.N {
+					in.prepare(&buf, x, 1, cols, m.layout())
+					m.gemv(out, &in, 0, rows, s)
+				}
+			})
+		}
+	}
+}

@@ -282,6 +282,52 @@ func TestBlockKernelsExtremes(t *testing.T) {
 	}
 }
 
+// TestBlockBatch checks the batch product of every block type with int8
+// batches on every int8 set against its single-input kernel, which does
+// the same integer maths in another order, for row counts that leave a
+// partial panel. (Q6_K's batches are float.)
+func TestBlockBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const cols = 512
+	for _, ks := range blockSets() {
+		saved := kern
+		kern = ks
+		for _, typ := range i8BlockTypes {
+			if typ == gguf.Q6_K {
+				continue
+			}
+			for _, rows := range []int{16, 37} {
+				w := randBlocks(rng, typ, rows, cols, false)
+				m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range []int{2, 9, 23} {
+					x := randF32(rng, n*cols)
+					batched := mulAll(m, x, n)
+					for b := range n {
+						xb := x[b*cols : (b+1)*cols]
+						single := mulAll(m, xb, 1)
+						for r := range rows {
+							// The terms s·q·x and b·x cancel: rounding
+							// scales with their magnitudes.
+							q, sc, bias := blockTerms(typ, w[r*m.rowBytes:(r+1)*m.rowBytes])
+							var mag float64
+							for k := range q {
+								mag += (math.Abs(float64(sc[k]*float32(q[k]))) + 2*math.Abs(float64(bias[k]))) * math.Abs(float64(xb[k]))
+							}
+							if got, want := batched[b*rows+r], single[r]; math.Abs(float64(got-want)) > 1e-5*mag {
+								t.Fatalf("%s %s %d×%d, %d inputs: row %d input %d = %g, single input %g", ks.name, typ, rows, cols, n, r, b, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+		kern = saved
+	}
+}
+
 // TestBlockPanels checks the panels fillI8 lays out: that scale·code +
 // bias is each weight as gguf.Dequantize gives it, and that the assembly
 // kernels of every set lay out whole panels exactly as the Go code does.
