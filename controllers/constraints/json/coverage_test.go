@@ -72,3 +72,97 @@ func TestCanonNum(t *testing.T) {
 		}
 	}
 }
+
+func TestAllOf(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"types intersect", `{"allOf":[{"type":["integer","string"]},{"type":["number","null"]}]}`, []string{`3`}, []string{`3.5`, `"a"`, `null`}},
+		{"bounds", `{"allOf":[{"type":"string","minLength":2,"maxLength":9},{"maxLength":3}]}`, []string{`"ab"`, `"abc"`}, []string{`"a"`, `"abcd"`}},
+		{"properties and required", `{"allOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"string"}},"required":["b"]}]}`,
+			[]string{`{"a":1,"b":"x"}`, `{"b":"x","a":1}`}, []string{`{"a":1}`, `{"b":"x"}`, `{"a":1,"b":"x","c":0}`, `{"a":"1","b":"x"}`}},
+		{"the same property in both", `{"allOf":[{"properties":{"a":{"type":"number"}}},{"properties":{"a":{"type":"integer","enum":[1,2,3.5]}}}]}`,
+			[]string{`{"a":1}`, `{}`}, []string{`{"a":3.5}`, `{"a":4}`}},
+		{"additionalProperties false beside", `{"allOf":[{"properties":{"a":{}},"additionalProperties":false},{"properties":{"b":{}}}]}`,
+			[]string{`{"a":1}`}, []string{`{"b":1}`}},
+		{"additionalProperties schema", `{"allOf":[{"type":"object","additionalProperties":{"type":"integer"}},{"properties":{"a":{}}}]}`,
+			[]string{`{"a":1,"z":2}`}, []string{`{"a":"x"}`, `{"z":"x"}`}},
+		{"enums intersect", `{"allOf":[{"enum":[1,2,3]},{"enum":[2,3,4]},{"const":3}]}`, []string{`3`}, []string{`2`, `1`, `4`}},
+		{"items", `{"allOf":[{"type":"array","items":{"type":"integer"},"maxItems":3},{"items":{"enum":[1,2]},"minItems":1}]}`,
+			[]string{`[1]`, `[2,1,1]`}, []string{`[]`, `[3]`, `[1,1,1,1]`}},
+		{"$ref beside keywords", `{"type":"object","properties":{"a":{"$ref":"#/$defs/s","maxLength":2}},"$defs":{"s":{"type":"string"}}}`,
+			[]string{`{"a":"xy"}`}, []string{`{"a":"xyz"}`, `{"a":1}`}},
+		{"base and extension", `{"$defs":{"base":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},
+			"allOf":[{"$ref":"#/$defs/base"},{"properties":{"name":{"type":"string"}}}]}`,
+			[]string{`{"id":1,"name":"n"}`, `{"id":2}`}, []string{`{"name":"n"}`, `{"id":1,"other":0}`}},
+		{"true and false", `{"type":"object","properties":{"a":{"allOf":[true,{"type":"null"}]},"b":{"allOf":[false,{}]}}}`,
+			[]string{`{"a":null}`}, []string{`{"b":1}`, `{"a":1}`}},
+	})
+}
+
+func TestAnyOf(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"nullable", `{"anyOf":[{"type":"object","properties":{"a":{"type":"integer"}}},{"type":"null"}]}`,
+			[]string{`null`, `{"a":1}`}, []string{`{"a":"x"}`, `1`}},
+		{"types", `{"anyOf":[{"type":"string","maxLength":2},{"type":"array","items":{"type":"string"}}]}`,
+			[]string{`"ab"`, `["abc"]`}, []string{`"abc"`, `[1]`, `1`}},
+		{"integer or number", `{"anyOf":[{"type":"integer"},{"type":"number"}]}`, []string{`1`, `1.5`}, []string{`"1"`}},
+		{"string lengths that join", `{"anyOf":[{"type":"string","maxLength":2},{"type":"string","minLength":3,"maxLength":4}]}`,
+			[]string{`""`, `"abcd"`}, []string{`"abcde"`}},
+		{"enums", `{"anyOf":[{"enum":["a","b"]},{"const":"c"},{"enum":[1]}]}`, []string{`"a"`, `"c"`, `1`}, []string{`"d"`, `2`}},
+		{"enum inside a general branch", `{"anyOf":[{"const":"x"},{"type":"string"}]}`, []string{`"x"`, `"y"`}, []string{`1`}},
+		{"discriminated", `{"anyOf":[
+			{"type":"object","properties":{"kind":{"const":"circle"},"r":{"type":"number"}},"required":["kind","r"]},
+			{"type":"object","properties":{"kind":{"const":"square"},"side":{"type":"number"}},"required":["kind","side"]}]}`,
+			[]string{`{"kind":"circle","r":1}`, `{"kind":"square","side":2}`},
+			[]string{`{"kind":"circle","side":1}`, `{"kind":"square"}`, `{"kind":"oval","r":1}`, `{"r":1}`}},
+		{"siblings distributed", `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},"t":{"enum":["a","b"]}},
+			"anyOf":[{"properties":{"t":{"const":"a"}},"required":["t","a"]},{"properties":{"t":{"const":"b"}},"required":["t","b"]}]}`,
+			[]string{`{"t":"a","a":1}`, `{"t":"b","b":1,"a":2}`}, []string{`{"t":"a","b":1}`, `{"t":"b"}`, `{"a":1}`}},
+		{"recursive", `{"$defs":{"tree":{"anyOf":[{"type":"integer"},{"type":"array","items":{"$ref":"#/$defs/tree"},"maxItems":2}]}},"$ref":"#/$defs/tree"}`,
+			[]string{`1`, `[1,[2,[]]]`}, []string{`[1,2,3]`, `["x"]`}},
+		{"any", `{"anyOf":[{"type":"string"},true]}`, []string{`1`, `"x"`, `{}`}, nil},
+		{"false branch", `{"anyOf":[false,{"type":"null"}]}`, []string{`null`}, []string{`1`}},
+		{"nested", `{"anyOf":[{"anyOf":[{"type":"null"},{"type":"boolean"}]},{"type":"integer"}]}`, []string{`null`, `true`, `3`}, []string{`"x"`}},
+	})
+}
+
+func TestOneOf(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"types", `{"oneOf":[{"type":"string"},{"type":"null"},{"type":"object","properties":{"a":{}}}]}`,
+			[]string{`"s"`, `null`, `{"a":1}`}, []string{`1`}},
+		{"enums, a shared value left out", `{"oneOf":[{"enum":[1,2]},{"enum":[2.0,3]}]}`, []string{`1`, `3`}, []string{`2`, `2.0`}},
+		{"discriminated", `{"oneOf":[
+			{"type":"object","properties":{"type":{"const":"a"},"x":{"type":"integer"}},"required":["type"]},
+			{"type":"object","properties":{"type":{"enum":["b","c"]},"y":{"type":"string"}},"required":["type","y"]}]}`,
+			[]string{`{"type":"a","x":1}`, `{"type":"c","y":"s"}`, `{"type":"a"}`},
+			[]string{`{"type":"b"}`, `{"x":1}`, `{"type":"a","y":"s"}`, `{"y":"s","type":"b"}`}},
+		{"discriminated through refs", `{"$defs":{"cat":{"type":"object","properties":{"pet":{"const":"cat"},"meows":{"type":"boolean"}},"required":["pet"]},
+			"dog":{"type":"object","properties":{"pet":{"const":"dog"},"barks":{"type":"boolean"}},"required":["pet"]}},
+			"type":"array","items":{"oneOf":[{"$ref":"#/$defs/cat"},{"$ref":"#/$defs/dog"},{"type":"null"}]}}`,
+			[]string{`[{"pet":"cat","meows":true},null,{"pet":"dog"}]`}, []string{`[{"pet":"cat","barks":true}]`, `[{"pet":"cow"}]`}},
+	})
+}
+
+// TestCombinationsRefused: what the controller cannot enforce exactly
+// is refused, saying why.
+func TestCombinationsRefused(t *testing.T) {
+	for _, c := range []struct{ schema, says string }{
+		{`{"oneOf":[{"type":"integer"},{"type":"number"}]}`, "cannot tell them apart"},
+		{`{"oneOf":[{"properties":{"a":{}}},{"type":"string"}]}`, "give each branch"},
+		{`{"oneOf":[{"type":"string"},{"type":"string","maxLength":3}]}`, "cannot tell them apart"},
+		{`{"oneOf":[{"type":"object","properties":{"k":{"const":1}}},{"type":"object","properties":{"k":{"enum":[1,2]}}}]}`, "distinct"},
+		{`{"anyOf":[{"type":"object","properties":{"a":{}},"required":["a"]},{"type":"object","properties":{"b":{}},"required":["b"]}]}`, "told apart"},
+		{`{"anyOf":[{"type":"string","maxLength":1},{"type":"string","minLength":5}]}`, "gap"},
+		{`{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"array","items":{"type":"integer"}}]}`, "different items"},
+		{`{"anyOf":[{"const":"long value"},{"type":"string","maxLength":3}]}`, "cannot be combined"},
+		{`{"$defs":{"a":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, "leads back"},
+		{`{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, "cycle"},
+		{`{"allOf":[{"type":"string"},{"type":"integer"}]}`, "no value"},
+		{`{"anyOf":[]}`, "non-empty"},
+	} {
+		g := newGrammar()
+		_, err := g.compileSchema(c.schema)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v; want it refused, saying %q", c.schema, err, c.says)
+		}
+	}
+}

@@ -114,7 +114,7 @@ const (
 
 func newGrammar() *grammar {
 	g := &grammar{lits: lits{edges: map[uint64]int32{}}, links: map[link]*link{}}
-	g.nodes = append(g.nodes, node{types: tAny, enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1})
+	g.nodes = append(g.nodes, node{types: tAny, loose: tAny, enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1})
 	g.nodes = append(g.nodes, node{enum: -1, keys: -1, extra: -1, items: neverNode, maxItems: -1, maxLen: -1}) // neverNode
 	g.bools = g.lits.newNode()
 	g.lits.add(g.bools, []byte("true"), 0, 0)
@@ -181,7 +181,11 @@ func (g *grammar) Next(s state, b byte) (state, bool) {
 				return s, false
 			}
 		default:
-			g.valueDone(&s.top)
+			val := int32(-1)
+			if lex.kind == lxLit {
+				val = g.lits.term[lex.pos]
+			}
+			g.valueDone(&s.top, val)
 		}
 		if out == lexDone {
 			return s, true
@@ -253,6 +257,12 @@ func (g *grammar) frameStep(s state, b byte) (state, bool) {
 // startValue reads the first byte of a value of schema n.
 func (g *grammar) startValue(s state, n int32, b byte) (state, bool) {
 	nd := &g.nodes[n]
+	if nd.union != nil {
+		if n = nd.union[classOf(b)]; n < 0 {
+			return s, false
+		}
+		nd = &g.nodes[n]
+	}
 	if nd.enum >= 0 {
 		pos := g.lits.child(nd.enum, b)
 		s.lex = lexer{kind: lxLit, node: n, pos: pos}
@@ -338,13 +348,16 @@ func (g *grammar) extraFits(s *state) bool {
 	return nd.extra >= 0 && g.nodes[nd.extra].minDepth <= g.room(s)
 }
 
-// valueDone moves f past the value just read.
-func (g *grammar) valueDone(f *frame) {
+// valueDone moves f past the value just read; val is a literal's value
+// in its trie (for a discriminating property, the branch it leads to).
+func (g *grammar) valueDone(f *frame, val int32) {
 	switch f.phase {
 	case pRoot:
 		f.phase = pRootDone
 	case pObjValue:
-		if f.cur >= 0 {
+		if nd := &g.nodes[f.node]; nd.branches != nil {
+			f.node, f.seen = nd.branches[val], 1<<nd.discBit[val]
+		} else if f.cur >= 0 {
 			f.seen |= 1 << f.cur
 		}
 		f.phase = pObjNext
@@ -375,6 +388,6 @@ func (g *grammar) push(s state, f frame) state {
 // pop closes the innermost container.
 func (g *grammar) pop(s state) state {
 	s.top, s.up = s.up.f, s.up.up
-	g.valueDone(&s.top)
+	g.valueDone(&s.top, -1)
 	return s
 }

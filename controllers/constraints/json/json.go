@@ -5,11 +5,34 @@
 // additionalProperties (false when "properties" is given and it is not:
 // stricter than JSON Schema, so that a model cannot wander into keys of
 // its own), items, minItems, maxItems, minLength, maxLength, enum,
-// const (of any JSON value, checked against the rest of its schema) and
+// const (of any JSON value, checked against the rest of its schema),
 // $ref to any JSON pointer within the document (a chain of $refs too;
-// recursion is bounded by the nesting limit below). Other
-// keywords that change what is valid (anyOf, oneOf...) are refused;
-// annotations (title, description, examples...) are ignored.
+// recursion is bounded by the nesting limit below), and:
+//
+//   - allOf, and a $ref beside other keywords, merged into one schema:
+//     types and enums intersected, properties and required joined (a
+//     property in both must be valid for both; one in a single branch
+//     must also be valid for the other's additionalProperties), the
+//     tighter bounds kept, items merged;
+//   - anyOf, one schema per kind of value (object, array, string,
+//     number, boolean, null), told apart by the value's first byte;
+//     several branches of one kind are combined only where that is
+//     exact: numbers, strings (and arrays of the same items) of lengths
+//     that join, enums, and objects that declare a common property with
+//     const or enum values, which then comes first and chooses the
+//     branch (a "discriminator");
+//   - oneOf, as anyOf, where the branches are provably disjoint: of
+//     different types by JSON Schema's rules (a branch without "type"
+//     takes every kind), enums of distinct values (a value in two
+//     branches is left out), objects discriminated by distinct values.
+//     Any other oneOf is refused, saying why, rather than enforced as
+//     anyOf: an instance valid for two branches is invalid for oneOf.
+//
+// A keyword beside anyOf or oneOf is distributed over its branches.
+// What cannot be combined exactly is refused with a message naming the
+// branches; other keywords are refused by name, annotations (title,
+// description, examples...) ignored. A property whose schema accepts
+// nothing (false, an enum with no valid value) simply cannot come.
 //
 // The reply is read by a byte-level pushdown recogniser: keys are not
 // repeated, required keys come before the closing brace, numbers are at

@@ -45,6 +45,14 @@ var schemas = []struct {
 	{"counts", `{"type":"object","additionalProperties":{"type":"integer"}}`, 0, true},
 	{"integer", `{"type":"integer"}`, 0.3, false},
 	{"matrix", `{"type":"array","maxItems":3,"items":{"type":"array","maxItems":3,"items":{"enum":[0,1]}}}`, 0, false},
+	{"shapes", `{"type":"array","maxItems":3,"items":{"oneOf":[
+		{"type":"object","properties":{"kind":{"const":"circle"},"r":{"type":"number"}},"required":["kind","r"]},
+		{"type":"object","properties":{"kind":{"enum":["square","box"]},"side":{"type":"integer"}},"required":["kind","side"]},
+		{"type":"null"}]}}`, 0, false},
+	{"nullable", `{"$defs":{"p":{"type":"object","properties":{"n":{"type":"string","maxLength":10}},"required":["n"]}},
+		"type":"object","properties":{"a":{"anyOf":[{"$ref":"#/$defs/p"},{"type":"null"}]},"b":{"anyOf":[{"type":"integer"},{"type":"string","maxLength":4}]}},"required":["a","b"]}`, 0, false},
+	{"extended", `{"$defs":{"base":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},
+		"allOf":[{"$ref":"#/$defs/base"},{"properties":{"tag":{"type":"string","maxLength":6}},"required":["tag"]}]}`, 0, false},
 }
 
 func TestRepliesValidate(t *testing.T) {
@@ -121,7 +129,7 @@ func TestBadSchemas(t *testing.T) {
 	}
 	many.WriteString(`}}`)
 	for _, schema := range []string{
-		`{"anyOf":[{"type":"string"}]}`,
+		`{"not":{"type":"string"}}`,
 		`{"type":"text"}`,
 		`{"type":"object","properties":{"a":{"type":"string","enum":[1]}},"required":["a"]}`,
 		`{"$ref":"#"}`,

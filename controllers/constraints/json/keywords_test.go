@@ -46,6 +46,9 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"$ref":                 {`{"$defs":{"s":{"type":"string"}},"$ref":"#/$defs/s"}`, `"x"`, `1`},
 		"$defs":                {`{"$defs":{"n":{"type":"null"}},"$ref":"#/$defs/n"}`, `null`, `0`},
 		"definitions":          {`{"definitions":{"n":{"type":"null"}},"$ref":"#/definitions/n"}`, `null`, `0`},
+		"allOf":                {`{"allOf":[{"type":"string"},{"maxLength":2}]}`, `"ab"`, `"abc"`},
+		"anyOf":                {`{"anyOf":[{"type":"string"},{"type":"null"}]}`, `null`, `1`},
+		"oneOf":                {`{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `1`, `true`},
 	}
 	for _, k := range enforced {
 		c, ok := cases[k]
@@ -77,8 +80,11 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"type":"string","format":"email"}`, "format"},
 		{`{"type":"string","maxLenght":3}`, "maxLenght"},
 		{`{"type":"number","multipleOf":2}`, "multipleOf"},
-		{`{"anyOf":[{"type":"string"}]}`, "anyOf"},
-		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/s","maxLength":2}},"$defs":{"s":{"type":"string"}}}`, "maxLength"},
+		{`{"not":{"type":"string"}}`, "not"},
+		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/s","minimum":2}},"$defs":{"s":{"type":"integer"}}}`, "minimum"},
+		{`{"allOf":[{"type":"string"},{"pattern":"a"}]}`, "pattern"},
+		{`{"anyOf":[{"type":"string","format":"date"},{"type":"null"}]}`, "format"},
+		{`{"oneOf":[{"type":"object","properties":{"k":{"const":1}},"patternProperties":{"x":{}}},{"type":"null"}]}`, "patternProperties"},
 		{`{"$defs":{"s":{"$id":"x","type":"string"}},"$ref":"#/$defs/s"}`, "$id"},
 		{`{"type":"string","nullable":true}`, "nullable"},
 	} {

@@ -46,6 +46,25 @@ type node struct {
 
 	// pending marks the placeholder of a $ref being compiled.
 	pending bool
+	// loose holds the types the schema admits by JSON Schema's rules (no
+	// "type" admits all, whatever the controller infers): what oneOf's
+	// disjointness is judged on.
+	loose uint8
+	// names are the declared properties, by bit index; rawEnum the enum
+	// or const values as written (nil: none), values those kept.
+	names   []string
+	rawEnum []any
+	values  []any
+
+	// A union (anyOf, oneOf) has the schema of each class of value, by
+	// first byte (cObject…), -1 for none.
+	union *[nClasses]int32
+	// An object union told apart by a discriminating property, which
+	// comes first (its only key, props[0]); its value's trie leads to
+	// the branch (an index in branches), the frame then moves to it with
+	// the property's bit (discBit) seen.
+	branches []int32
+	discBit  []uint8
 
 	// Nesting needed to complete a value (containers opened, counting
 	// its own): any value, an object, an array; maxDepth+1 when more
@@ -77,7 +96,8 @@ const maxProps = 64
 // replies the schema means to refuse.
 var (
 	enforced = []string{"type", "enum", "const", "properties", "required", "additionalProperties",
-		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions"}
+		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
+		"allOf", "anyOf", "oneOf"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -109,6 +129,14 @@ type compiler struct {
 	g    *grammar
 	root any
 	refs map[string]int32
+	// inline counts the combinations (allOf, anyOf, oneOf) compiled
+	// within each other since the last container, to stop a recursion
+	// through $ref that never reaches a value.
+	inline int
+	// combos holds the node of each combination compiled, by the
+	// address of its schema object (kept, so that no other takes it).
+	combos map[uintptr]int32
+	kept   []map[string]any
 }
 
 // compileSchema parses arg, a JSON schema, into g's nodes and returns
@@ -123,7 +151,7 @@ func (g *grammar) compileSchema(arg string) (int32, error) {
 	if dec.More() {
 		return 0, errors.New("schema: text after the schema")
 	}
-	c := &compiler{g: g, root: raw, refs: map[string]int32{}}
+	c := &compiler{g: g, root: raw, refs: map[string]int32{}, combos: map[uintptr]int32{}}
 	root, err := c.schema(raw, "#")
 	if err != nil {
 		return 0, err
@@ -148,6 +176,25 @@ func (g *grammar) depths() {
 		changed = false
 		for i := range g.nodes {
 			n := &g.nodes[i]
+			if n.union != nil || n.branches != nil {
+				d := int32(inf)
+				if n.union != nil {
+					for _, k := range n.union {
+						if k >= 0 {
+							d = min(d, g.nodes[k].minDepth)
+						}
+					}
+				} else {
+					d = 0 // as deep as the deepest branch: any may be chosen once the object is open
+					for _, b := range n.branches {
+						d = max(d, g.nodes[b].objDepth)
+					}
+				}
+				if d != n.minDepth {
+					n.minDepth, n.objDepth, n.arrDepth, changed = d, d, inf, true
+				}
+				continue
+			}
 			obj := int32(1)
 			for bit, p := range n.props {
 				if n.required&(1<<bit) != 0 {
@@ -204,12 +251,10 @@ func (c *compiler) object(s map[string]any, at string) (int32, error) {
 	if err := checkKeywords(s, at); err != nil {
 		return 0, err
 	}
+	if combined(s) {
+		return c.combineOnce(s, at)
+	}
 	if ref, ok := s["$ref"]; ok {
-		for k := range s {
-			if k != "$ref" && k != "$defs" && k != "definitions" && k != "$id" && !slices.Contains(annotations, k) && !strings.HasPrefix(k, "x-") {
-				return 0, fmt.Errorf("schema %s: %q beside $ref is not supported (the $ref alone would be enforced)", at, k)
-			}
-		}
 		return c.ref(ref, at)
 	}
 	n, err := c.fill(s, at)
@@ -299,7 +344,7 @@ func (c *compiler) resolve(ref string) (any, string, error) {
 
 // fill compiles the keywords of one schema object.
 func (c *compiler) fill(s map[string]any, at string) (node, error) {
-	n := node{enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1}
+	n := node{enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1, loose: tAny}
 	if err := checkKeywords(s, at); err != nil {
 		return n, err
 	}
@@ -307,6 +352,15 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	if n.types, err = types(s, at); err != nil {
 		return n, err
 	}
+	if _, ok := s["type"]; ok {
+		n.loose = n.types
+		if n.loose&tNumber != 0 {
+			n.loose |= tInteger
+		}
+	}
+	inline := c.inline
+	c.inline = 0 // a container's values start a new count
+	defer func() { c.inline = inline }()
 	ints := []struct {
 		key string
 		dst *int32
@@ -438,6 +492,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 			idx = n.extra
 		}
 		n.props = append(n.props, idx)
+		n.names = append(n.names, name)
 		bit := uint64(1) << i
 		n.all |= bit
 		if slices.Contains(required, name) {
@@ -470,19 +525,29 @@ func (c *compiler) enum(idx int32, s map[string]any, at string) error {
 		return nil
 	}
 	trie := c.g.lits.newNode()
-	kept := 0
+	var kept []any
+	var loose uint8
 	for _, v := range values {
-		lit := encode(v)
-		if c.g.acceptsFrom(idx, lit) {
+		loose |= typeOf(v)
+		if lit := encode(v); c.g.acceptsFrom(idx, lit) {
 			c.g.lits.add(trie, lit, 0, 0)
-			kept++
+			kept = append(kept, v)
 		}
 	}
-	if kept == 0 {
-		c.g.nodes[idx] = c.g.nodes[neverNode]
-		return nil
+	if loose&tNumber != 0 {
+		loose |= tInteger // 1.0 is an integer too
 	}
-	c.g.nodes[idx].enum = trie
+	nd := &c.g.nodes[idx]
+	loose &= nd.loose
+	if len(kept) == 0 {
+		*nd = c.g.nodes[neverNode]
+	} else {
+		nd.enum, nd.values = trie, kept
+	}
+	nd.rawEnum, nd.loose = values, loose
+	if nd.rawEnum == nil {
+		nd.rawEnum = []any{}
+	}
 	return nil
 }
 

@@ -3,16 +3,24 @@ package json
 import (
 	stdjson "encoding/json"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
 // validate checks v, decoded with UseNumber, against schema s, written
 // independently of the controller: the reference for its tests. root
-// resolves $ref.
+// resolves $ref. Undeclared properties are refused where "properties"
+// is given and "additionalProperties" is not, as the controller does,
+// except inside allOf, anyOf and oneOf, which follow JSON Schema.
 func validate(s any, v any, root map[string]any) error {
+	return validateStrict(s, v, root, true)
+}
+
+func validateStrict(s any, v any, root map[string]any, strict bool) error {
 	if b, ok := s.(bool); ok {
 		if !b {
 			return fmt.Errorf("false schema")
@@ -21,11 +29,46 @@ func validate(s any, v any, root map[string]any) error {
 	}
 	m := s.(map[string]any)
 	if ref, ok := m["$ref"].(string); ok {
-		if ref == "#" {
-			return validate(root, v, root)
+		var target any = root
+		ptr, _ := url.PathUnescape(strings.TrimPrefix(ref, "#"))
+		if ptr != "" {
+			for _, part := range strings.Split(ptr[1:], "/") {
+				part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+				switch t := target.(type) {
+				case map[string]any:
+					target = t[part]
+				case []any:
+					i, _ := strconv.Atoi(part)
+					target = t[i]
+				}
+			}
 		}
-		parts := strings.Split(strings.TrimPrefix(ref, "#/"), "/")
-		return validate(root[parts[0]].(map[string]any)[parts[1]], v, root)
+		if err := validateStrict(target, v, root, strict); err != nil {
+			return err
+		}
+	}
+	if all, ok := m["allOf"].([]any); ok {
+		for i, b := range all {
+			if err := validateStrict(b, v, root, false); err != nil {
+				return fmt.Errorf("allOf %d: %w", i, err)
+			}
+		}
+	}
+	if anyOf, ok := m["anyOf"].([]any); ok {
+		if !slices.ContainsFunc(anyOf, func(b any) bool { return validateStrict(b, v, root, false) == nil }) {
+			return fmt.Errorf("%v matches no anyOf branch", v)
+		}
+	}
+	if oneOf, ok := m["oneOf"].([]any); ok {
+		n := 0
+		for _, b := range oneOf {
+			if validateStrict(b, v, root, false) == nil {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%v matches %d oneOf branches", v, n)
+		}
 	}
 	if err := validateType(m, v); err != nil {
 		return err
@@ -37,7 +80,7 @@ func validate(s any, v any, root map[string]any) error {
 	if c, ok := m["const"]; ok {
 		enum = append(enum, c)
 	}
-	if enum != nil && !slices.ContainsFunc(enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
+	if enum != nil && !slices.ContainsFunc(enum, func(e any) bool { return reflect.DeepEqual(e, v) || sameValue(e, v) }) {
 		return fmt.Errorf("%v not in enum %v", v, enum)
 	}
 	switch v := v.(type) {
@@ -58,13 +101,13 @@ func validate(s any, v any, root map[string]any) error {
 		}
 		if items, ok := m["items"]; ok {
 			for i, item := range v {
-				if err := validate(items, item, root); err != nil {
+				if err := validateStrict(items, item, root, strict); err != nil {
 					return fmt.Errorf("item %d: %w", i, err)
 				}
 			}
 		}
 	case map[string]any:
-		return validateObject(m, v, root)
+		return validateObject(m, v, root, strict)
 	}
 	return nil
 }
@@ -105,7 +148,7 @@ func validateType(m map[string]any, v any) error {
 	return nil
 }
 
-func validateObject(m map[string]any, v map[string]any, root map[string]any) error {
+func validateObject(m map[string]any, v map[string]any, root map[string]any, strict bool) error {
 	props, _ := m["properties"].(map[string]any)
 	if req, ok := m["required"].([]any); ok {
 		for _, r := range req {
@@ -119,14 +162,14 @@ func validateObject(m map[string]any, v map[string]any, root map[string]any) err
 		if !ok {
 			extra, has := m["additionalProperties"]
 			switch {
-			case !has && props != nil:
+			case !has && props != nil && strict:
 				return fmt.Errorf("undeclared property %q", k)
 			case !has:
 				continue
 			}
 			sub = extra
 		}
-		if err := validate(sub, val, root); err != nil {
+		if err := validateStrict(sub, val, root, strict); err != nil {
 			return fmt.Errorf("property %q: %w", k, err)
 		}
 	}
