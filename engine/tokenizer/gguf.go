@@ -258,21 +258,21 @@ func (v *GGUFVocab) byteLevel(f *fileJSON) error {
 	if pre.nfc {
 		f.Normalizer = json.RawMessage(`{"type":"NFC"}`)
 	}
-	f.Decoder = json.RawMessage(`{"type":"ByteLevel"}`)
+	f.Decoder = json.RawMessage(`{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}`)
 	return v.postProcessor(f, -1, pre.addBOS)
 }
 
 // preTokenizerJSON is the tokenizer.json pre_tokenizer of a pre name.
 func preTokenizerJSON(p ggufPre) json.RawMessage {
 	if p.digits {
-		return json.RawMessage(`{"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":true},{"type":"ByteLevel","add_prefix_space":false,"use_regex":true}]}`)
+		return json.RawMessage(`{"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":true},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true}]}`)
 	}
 	if p.split == gpt2Pattern {
 		return json.RawMessage(`{"type":"ByteLevel","add_prefix_space":false,"use_regex":true}`)
 	}
 	pattern, _ := json.Marshal(p.split) // a string always marshals
 	return json.RawMessage(`{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":` + string(pattern) +
-		`},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]}`)
+		`},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]}`)
 }
 
 // sentencePiece fills in a SentencePiece file: the merges the scores
@@ -365,17 +365,22 @@ func (v *GGUFVocab) postProcessor(f *fileJSON, defaultBOS int32, addBOS bool) er
 	if !addBOS && !addEOS {
 		return nil
 	}
+	// The fields Hugging Face's tokenizers library requires (it refuses
+	// a file without type_id, pair or tokens).
 	type special struct {
-		ID string `json:"id"`
+		ID     string `json:"id"`
+		TypeID int    `json:"type_id"`
 	}
 	type piece struct {
 		SpecialToken *special `json:"SpecialToken,omitempty"`
 		Sequence     *special `json:"Sequence,omitempty"`
 	}
 	type ids struct {
-		IDs []int32 `json:"ids"`
+		ID     string   `json:"id"`
+		IDs    []int32  `json:"ids"`
+		Tokens []string `json:"tokens"`
 	}
-	single := []piece{{Sequence: &special{"A"}}}
+	single := []piece{{Sequence: &special{"A", 0}}}
 	tokens := map[string]ids{}
 	if addBOS {
 		switch {
@@ -384,21 +389,32 @@ func (v *GGUFVocab) postProcessor(f *fileJSON, defaultBOS int32, addBOS bool) er
 		case int(bos) >= len(v.Tokens):
 			return fmt.Errorf("tokenizer.ggml.bos_token_id is missing and llama.cpp's default, %d, is not one of the %d tokens", bos, len(v.Tokens))
 		}
-		single = slices.Insert(single, 0, piece{SpecialToken: &special{"bos"}})
-		tokens["bos"] = ids{[]int32{bos}}
+		single = slices.Insert(single, 0, piece{SpecialToken: &special{"bos", 0}})
+		tokens["bos"] = ids{"bos", []int32{bos}, []string{v.Tokens[bos]}}
 	}
 	if addEOS {
-		if v.EOS < 0 {
-			return fmt.Errorf("tokenizer.ggml.add_eos_token is true but tokenizer.ggml.eos_token_id is missing")
+		if v.EOS < 0 || int(v.EOS) >= len(v.Tokens) {
+			return fmt.Errorf("tokenizer.ggml.add_eos_token is true but tokenizer.ggml.eos_token_id is missing or not a token")
 		}
-		single = append(single, piece{SpecialToken: &special{"eos"}})
-		tokens["eos"] = ids{[]int32{v.EOS}}
+		single = append(single, piece{SpecialToken: &special{"eos", 0}})
+		tokens["eos"] = ids{"eos", []int32{v.EOS}, []string{v.Tokens[v.EOS]}}
+	}
+	// A pair: the single template twice, the second sequence B.
+	pair := slices.Clone(single)
+	for _, p := range single {
+		if p.Sequence != nil {
+			p = piece{Sequence: &special{"B", 1}}
+		} else {
+			p = piece{SpecialToken: &special{p.SpecialToken.ID, 1}}
+		}
+		pair = append(pair, p)
 	}
 	raw, err := json.Marshal(struct {
 		Type          string         `json:"type"`
 		Single        []piece        `json:"single"`
+		Pair          []piece        `json:"pair"`
 		SpecialTokens map[string]ids `json:"special_tokens"`
-	}{"TemplateProcessing", single, tokens})
+	}{"TemplateProcessing", single, pair, tokens})
 	f.PostProcessor = raw
 	return err
 }

@@ -42,6 +42,13 @@ func (v GGUFVocab) TokenizerJSON() ([]byte, error) {
 			return nil, err
 		}
 	}
+	// Hugging Face's tokenizers library gives an added token the id of
+	// the same text in the model's vocabulary, and ids after the
+	// vocabulary's to the others, whatever id the file says: the added
+	// tokens go in the vocabulary too, as in the files it writes.
+	for _, a := range f.AddedTokens {
+		f.Model.Vocab[a.Content] = a.ID
+	}
 	return marshal(f)
 }
 

@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -128,5 +130,87 @@ func TestMergesJSON(t *testing.T) {
 		if err := back.UnmarshalJSON(data); err != nil || !slices.Equal(back, c.merges) {
 			t.Errorf("%s reads back as %q, %v", data, back, err)
 		}
+	}
+}
+
+// TestTokenizerJSONHuggingFaceShape: the file has what Hugging Face's
+// tokenizers library requires to read it and to give the ids it says —
+// ByteLevel's three flags, TemplateProcessing's pair, type ids and token
+// texts, and every added token in the model's vocabulary under its id
+// (the library gives an added token that is not there the next free
+// id). Checked here against the library itself (tokenizers 0.23.3,
+// transformers 5.24: the 592 texts of each vocabulary encode and decode
+// as Driftwood does); this test keeps the shape that made that so.
+func TestTokenizerJSONHuggingFaceShape(t *testing.T) {
+	for _, name := range []string{"smollm2", "llama3", "qwen3", "mistral"} {
+		data, err := ggufVocab(t, name).TokenizerJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Added []struct {
+				ID      int32  `json:"id"`
+				Content string `json:"content"`
+			} `json:"added_tokens"`
+			Model struct {
+				Vocab map[string]int32 `json:"vocab"`
+			} `json:"model"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range f.Added {
+			if id, ok := f.Model.Vocab[a.Content]; !ok || id != a.ID {
+				t.Errorf("%s: added token %d %q is in the vocabulary as %d (%v)", name, a.ID, a.Content, id, ok)
+			}
+		}
+		var all any
+		if err := json.Unmarshal(data, &all); err != nil {
+			t.Fatal(err)
+		}
+		need := map[string][]string{
+			"ByteLevel":          {"add_prefix_space", "trim_offsets", "use_regex"},
+			"TemplateProcessing": {"single", "pair", "special_tokens"},
+		}
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if typ, _ := v["type"].(string); need[typ] != nil {
+					for _, k := range need[typ] {
+						if _, ok := v[k]; !ok {
+							t.Errorf("%s: %s (%s) has no %q", name, path, typ, k)
+						}
+					}
+				}
+				for _, k := range []string{"SpecialToken", "Sequence"} {
+					if p, ok := v[k].(map[string]any); ok {
+						if _, ok := p["type_id"]; !ok {
+							t.Errorf("%s: %s.%s has no type_id", name, path, k)
+						}
+					}
+				}
+				if st, ok := v["special_tokens"].(map[string]any); ok {
+					for key, e := range st {
+						e, _ := e.(map[string]any)
+						for _, k := range []string{"id", "ids", "tokens"} {
+							if _, ok := e[k]; !ok {
+								t.Errorf("%s: special token %q has no %q", name, key, k)
+							}
+						}
+					}
+				}
+				for k, e := range v {
+					if k != "vocab" && k != "merges" {
+						walk(path+"."+k, e)
+					}
+				}
+			case []any:
+				for i, e := range v {
+					walk(fmt.Sprintf("%s[%d]", path, i), e)
+				}
+			}
+		}
+		walk("$", all)
 	}
 }
