@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,34 @@ func TestRefusedSwitch(t *testing.T) {
 	}
 	if s = c.idle(); s.controller != "abc" || s.input != "under picky" || s.messages != 0 {
 		t.Errorf("after the refusal: controller %q, input %q, %d messages", s.controller, s.input, s.messages)
+	}
+}
+
+// TestControllerArgFromFile: /controller NAME @FILE gives the controller
+// the file's contents (a schema too large for one line), @@ a leading @
+// itself, and a file that cannot be read is said so, the controller
+// unchanged.
+func TestControllerArgFromFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(file, []byte("{\"type\": \"boolean\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startChat(t, testOptions(t), nil)
+	c.loaded()
+	c.typeLine("/controller abc @" + file)
+	c.wait("abc", func(s snapshot) bool { return s.controller == "abc" && strings.Contains(s.notice, "abc on") })
+	c.typeLine("/controller abc @" + file + ".missing")
+	s := c.wait("the refusal", func(s snapshot) bool { return strings.Contains(s.notice, "missing") })
+	if !strings.Contains(s.notice, "@@") || s.controller != "abc" {
+		t.Errorf("notice %q, controller %q: want the file named, how to write a leading @, and abc still on", s.notice, s.controller)
+	}
+	m, _ := c.finalScreen()
+	if _, arg := m.chat.host.Current(); arg != "{\"type\": \"boolean\"}\n" {
+		t.Errorf("the controller's argument is %q, want the file's contents", arg)
+	}
+	for in, want := range map[string]string{"@@x": "@x", "plain": "plain", "": ""} {
+		if got, err := controllerArg(in); got != want || err != nil {
+			t.Errorf("controllerArg(%q) = %q, %v; want %q", in, got, err, want)
+		}
 	}
 }

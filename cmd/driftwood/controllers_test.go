@@ -113,3 +113,22 @@ func TestControllersBuildElsewhere(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestControllerArgFromFile: --controller-arg @FILE reads the argument
+// from FILE (a schema too large for a command line); a file that cannot
+// be read is an error before any token, naming it.
+func TestControllerArgFromFile(t *testing.T) {
+	freshMachine(t)
+	file := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(file, []byte(`{"type": "boolean"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, st := runStats(t, "--chat", "--prompt", "Answer in JSON", "--controller", "json", "--controller-arg", "@"+file, "--max-tokens", "16")
+	if (text != "true" && text != "false") || st.Stats.Stop != "controller" {
+		t.Errorf("json @FILE: reply %q, stop %q", text, st.Stats.Stop)
+	}
+	_, errOut, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "x", "--controller", "json", "--controller-arg", "@"+file+".missing")
+	if code == 0 || !strings.Contains(errOut, file+".missing") || !strings.Contains(errOut, "@@") {
+		t.Errorf("a missing @FILE: exit %d, %q: want an error naming it", code, errOut)
+	}
+}
