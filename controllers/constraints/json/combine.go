@@ -269,6 +269,10 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 			// Below, together.
 		case "uniqueItems":
 			// false in both (checkKeywords allows no other).
+		case "pattern", "format":
+			if old != v {
+				return nil, fmt.Errorf("schema %s: allOf: cannot merge two different %q keywords (%v and %v)", at, k, old, v)
+			}
 		default:
 			return nil, fmt.Errorf("schema %s: allOf: cannot merge two %q keywords", at, k)
 		}
@@ -627,6 +631,11 @@ func (c *compiler) mergeGeneral(k int, gens []int32, from []int, one bool, at st
 		return 0, fmt.Errorf("schema %s: oneOf: branches %v all take %s values, and the controller cannot tell them apart (it can for different types, enums of distinct values, and objects with a property of distinct const values)", at, from, classNames[k])
 	}
 	n := g.nodes[gens[0]]
+	for _, p := range gens {
+		if pn := &g.nodes[p]; pn.pat != nil && k == cString {
+			return 0, fmt.Errorf("schema %s: anyOf: string branches with a pattern or format cannot be combined with other string branches", at)
+		}
+	}
 	switch k {
 	case cBoolean, cNull:
 		return gens[0], nil

@@ -166,3 +166,71 @@ func TestCombinationsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestPattern(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"zip code", `{"type":"string","pattern":"^[0-9]{5}(-[0-9]{4})?$"}`,
+			[]string{`"12345"`, `"12345-6789"`}, []string{`"illill week"`, `"1234"`, `"12345-"`, `"123456"`, `" 12345"`, `"12345\n"`}},
+		{"unanchored: a search", `{"type":"string","pattern":"ab+c"}`,
+			[]string{`"abc"`, `"xxabbbcyy"`, `"a\nabc\n"`}, []string{`"ac"`, `""`, `"abx"`}},
+		{"escapes decoded", `{"type":"string","pattern":"^a\\nb\"c\\\\d/é$"}`,
+			[]string{`"a\nb\"c\\d/é"`, `"a\u000Ab\"c\\d\/é"`},
+			[]string{`"anb\"c\\d/é"`, `"a\nb\"c\\d/e"`, `"a\\nb\"c\\d/é"`, `"a\u000ab\u0022c\u005cd\/\u00e9"`}}, // \u only for control characters
+		{"control escapes", `{"type":"string","pattern":"^\\x01\\x1f$"}`, []string{`"\u0001\u001F"`}, []string{`"\u0001"`, `"\u0001\u001e"`}},
+		{"surrogates refused", `{"type":"string","pattern":"^.$"}`, []string{`"😀"`, `"a"`, `"é"`}, []string{`"\ud83d\ude00"`, `"\u00e9"`, `"ab"`, `""`, `"\n"`, `"\r"`, `"\u2028"`}},
+		{"ECMA \\s", `{"type":"string","pattern":"^\\s$"}`, []string{`" "`, "\"\u00a0\"", `"\t"`, `"\u0009"`, "\"\u2003\""}, []string{`"a"`, `""`, `"\u00a0"`, "\"\ufeff\""}},
+		{"ECMA \\S", `{"type":"string","pattern":"^\\S+$"}`, []string{`"ab"`}, []string{`"a b"`, `"a\u00a0b"`, "\"a\u3000b\""}},
+		{"categories", `{"type":"string","pattern":"^\\p{Letter}\\p{Nd}\\P{gc=L}$"}`, []string{`"é1-"`}, []string{`"11-"`, `"é1a"`}},
+		{"dialects", `{"type":"string","pattern":"^\\w\\d[^\\w]\\W\\D$"}`, []string{`"a1-.."`}, []string{`"é1-.."`, `"a١-.."`, `"a1é.."`, `"a1-é."`, `"a1-.١"`}},
+		{"class", `{"type":"string","pattern":"^[^a-c\\d]*[.\\]]$"}`, []string{`"xyz."`, `"]"`, `"\n]"`}, []string{`"a."`, `"1]"`, `"x"`}},
+		{"with lengths", `{"type":"string","pattern":"^[a-z]+$","minLength":2,"maxLength":3}`, []string{`"ab"`, `"abc"`}, []string{`"a"`, `"abcd"`, `"a1"`}},
+		{"property", `{"type":"object","properties":{"zipCode":{"type":"string","pattern":"^[0-9]{5}(-[0-9]{4})?$"}}}`,
+			[]string{`{"zipCode":"12345"}`, `{}`}, []string{`{"zipCode":"illill week"}`}},
+		{"enum against the pattern", `{"enum":["ab","cd",3],"pattern":"^a"}`, []string{`"ab"`}, []string{`"cd"`, `3`}},
+		{"allOf, the same pattern twice", `{"allOf":[{"type":"string","pattern":"^a"},{"pattern":"^a","maxLength":2}]}`, []string{`"ab"`}, []string{`"abc"`, `"b"`}},
+		{"anyOf, pattern and null", `{"anyOf":[{"type":"string","pattern":"^a"},{"type":"null"}]}`, []string{`"ab"`, `null`}, []string{`"b"`}},
+	})
+}
+
+func TestFormat(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"date", `{"type":"string","format":"date"}`, []string{`"2024-01-31"`, `"1999-11-30"`, `"2023-02-28"`},
+			[]string{`"2024-1-31"`, `"2024-02-30"`, `"2024-04-31"`, `"2024-13-01"`, `"2024-01-31x"`, `"x2024-01-31"`, `"2024-02-29"`}},
+		{"time", `{"type":"string","format":"time"}`, []string{`"23:59:59Z"`, `"08:30:00.123+02:00"`, `"00:00:00-11:30"`},
+			[]string{`"24:00:00Z"`, `"12:00:00"`, `"12:60:00Z"`, `"12:00:00+2:00"`}},
+		{"date-time", `{"type":"string","format":"date-time"}`, []string{`"2024-06-01T12:00:00Z"`},
+			[]string{`"2024-06-01 12:00:00Z"`, `"2024-06-01T12:00:00"`}},
+		{"uuid", `{"type":"string","format":"uuid"}`, []string{`"123e4567-e89b-12d3-a456-426614174000"`, `"123E4567-E89B-12D3-A456-426614174000"`},
+			[]string{`"123e4567e89b12d3a456426614174000"`, `"123e4567-e89b-12d3-a456-42661417400g"`}},
+		{"ipv4", `{"type":"string","format":"ipv4"}`, []string{`"192.168.0.1"`, `"0.0.0.0"`, `"255.255.255.255"`},
+			[]string{`"256.1.1.1"`, `"01.1.1.1"`, `"1.1.1"`, `"1.1.1.1.1"`}},
+		{"email", `{"type":"string","format":"email"}`, []string{`"joe.bloggs@example.com"`, `"a+b@x.co.uk"`},
+			[]string{`"joe"`, `"@example.com"`, `"joe@example"`, `"joe..b@example.com"`, `".joe@example.com"`, `"joe@-x.com"`, `"\"j\"@example.com"`}},
+	})
+}
+
+func TestPatternRefused(t *testing.T) {
+	for _, c := range []struct{ schema, says string }{
+		{`{"type":"string","format":"ipv6"}`, `"format" "ipv6"`},
+		{`{"type":"string","format":"uri"}`, `"format" "uri"`},
+		{`{"type":"string","pattern":"(?=a)b"}`, "lookarounds"},
+		{`{"type":"string","pattern":"(a)\\1"}`, `\1`},
+		{`{"type":"string","pattern":"(?i)a"}`, "flags"},
+		{`{"type":"string","pattern":"\\Aa"}`, `\A`},
+		{`{"type":"string","pattern":"\\p{Greek}"}`, "only general categories"},
+		{`{"type":"string","pattern":"[\\S]"}`, `\S in a class`},
+		{`{"type":"string","pattern":"\\bcat"}`, `word boundaries`},
+		{`{"type":"string","pattern":"[]"}`, "empty class"},
+		{`{"type":"string","pattern":"\\ud83d\\ude00"}`, "surrogate"},
+		{`{"type":"string","pattern":"a{2,1}"}`, "pattern"},
+		{`{"allOf":[{"pattern":"a"},{"pattern":"b"}]}`, "two different"},
+		{`{"anyOf":[{"type":"string","pattern":"a"},{"type":"string","maxLength":2}]}`, "pattern or format"},
+		{`{"type":"string","pattern":"a","format":"date"}`, "beside"},
+	} {
+		g := newGrammar()
+		_, err := g.compileSchema(c.schema)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v; want it refused, saying %q", c.schema, err, c.says)
+		}
+	}
+}

@@ -18,6 +18,7 @@ func FuzzInit(f *testing.F) {
 	f.Add(`{"oneOf":[{"type":"object","properties":{"k":{"const":1},"v":{"$ref":"#"}}},{"type":"object","properties":{"k":{"const":2}}},{"enum":[1,"a"]}]}`, uint64(4))
 	f.Add(`{"$defs":{"p":{"required":[]}},"properties":{"a":{"anyOf":[{"$ref":"#","maxLength":4}]}},"required":["a","b"]}`, uint64(6))
 	f.Add(`{"allOf":[{"type":["string","integer"],"maxLength":3},{"anyOf":[{"type":"integer"},{"minLength":2}]}]}`, uint64(5))
+	f.Add(`{"type":"object","properties":{"z":{"pattern":"^[0-9]{2}(-x)?$","maxLength":3},"d":{"format":"date-time"}}}`, uint64(7))
 	f.Fuzz(func(t *testing.T, arg string, seed uint64) {
 		sdktest.Fuzz(t, func() sdk.Controller { return New() }, arg, seed)
 	})

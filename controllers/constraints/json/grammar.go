@@ -1,5 +1,7 @@
 package json
 
+import "github.com/driftwoodlabs/driftwood/controllers/constraints/regex"
+
 // grammar is the byte-level pushdown recogniser of JSON texts that
 // satisfy a compiled schema; it is an sdk.Grammar over state.
 type grammar struct {
@@ -52,9 +54,10 @@ const (
 
 // lexer reads a scalar value or an object key.
 type lexer struct {
-	node int32  // the value's schema (keys: the object's)
-	pos  int32  // position in a literal trie, -1 off the trie
-	n    uint32 // characters read (saturated) or number length
+	re   *regex.State // a patterned string: its DFA's state over the decoded characters
+	node int32        // the value's schema (keys: the object's)
+	pos  int32        // position in a literal trie, -1 off the trie; a \u escape's value so far in a patterned string
+	n    uint32       // characters read (saturated) or number length
 	kind uint8
 	sub  uint8
 }
@@ -275,6 +278,9 @@ func (g *grammar) startValue(s state, n int32, b byte) (state, bool) {
 		return g.push(s, frame{node: n, cur: -1, phase: pArrOpen}), true
 	case b == '"' && nd.types&tString != 0:
 		s.lex = lexer{kind: lxString, node: n, pos: -1}
+		if nd.pat != nil {
+			s.lex.re = nd.pat.d.Start()
+		}
 		return s, true
 	case (b == '-' || b >= '0' && b <= '9') && nd.types&(tNumber|tInteger) != 0:
 		var out int

@@ -9,6 +9,16 @@
 // $ref to any JSON pointer within the document (a chain of $refs too;
 // recursion is bounded by the nesting limit below), and:
 //
+//   - pattern, ECMA-262's syntax searched for in the decoded string
+//     (unanchored, as JSON Schema says), through the regex controller's
+//     DFA: \w, \d and \s read so that engines of every dialect agree,
+//     \b, lookarounds and backreferences refused; the string may use
+//     the one-letter escapes and \u00XX for control characters, no other
+//     \u escape; a character is taken only where a match can still be
+//     reached within maxLength;
+//   - format date, time, date-time, uuid, ipv4 and email, as patterns
+//     that take a subset of the valid strings (no 29 February, no leap
+//     second, simple addresses only); other formats are refused;
 //   - allOf, and a $ref beside other keywords, merged into one schema:
 //     types and enums intersected, properties and required joined (a
 //     property in both must be valid for both; one in a single branch

@@ -51,6 +51,11 @@ var schemas = []struct {
 		{"type":"null"}]}}`, 0, false},
 	{"nullable", `{"$defs":{"p":{"type":"object","properties":{"n":{"type":"string","maxLength":10}},"required":["n"]}},
 		"type":"object","properties":{"a":{"anyOf":[{"$ref":"#/$defs/p"},{"type":"null"}]},"b":{"anyOf":[{"type":"integer"},{"type":"string","maxLength":4}]}},"required":["a","b"]}`, 0, false},
+	{"patterned", `{"type":"object","properties":{"zip":{"type":"string","pattern":"^[0-9]{5}(-[0-9]{4})?$"},
+		"day":{"type":"string","format":"date"},"at":{"type":"string","format":"date-time"},"ip":{"type":"string","format":"ipv4"},
+		"id":{"type":"string","format":"uuid"},"mail":{"type":"string","format":"email"},"word":{"type":"string","pattern":"(^|\\s)cat\\W","maxLength":12},
+		"code":{"type":"string","pattern":"^\\w+[^\\d\\s]$"}},
+		"required":["zip","day","at","ip","id","mail","word","code"]}`, 0, false},
 	{"extended", `{"$defs":{"base":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},
 		"allOf":[{"$ref":"#/$defs/base"},{"properties":{"tag":{"type":"string","maxLength":6}},"required":["tag"]}]}`, 0, false},
 }

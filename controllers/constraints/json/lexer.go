@@ -34,6 +34,10 @@ func (g *grammar) lexStep(l lexer, avail uint64, b byte) (lexer, int) {
 		if l.pos >= 0 {
 			l.pos = g.lits.child(l.pos, b)
 		}
+	case lxString:
+		if l.re != nil {
+			return g.patStep(l, b)
+		}
 	}
 	return g.strStep(l, b)
 }
@@ -224,6 +228,9 @@ func (g *grammar) StateClass(s state) (class, budget int) {
 	case lxKey:
 		return 1, math.MaxInt
 	case lxString:
+		if s.lex.re != nil {
+			return 0, 0 // every character goes through the pattern's DFA
+		}
 		if nd := &g.nodes[s.lex.node]; nd.maxLen >= 0 {
 			return 1, int(nd.maxLen) - int(s.lex.n)
 		}

@@ -43,6 +43,9 @@ type node struct {
 	maxItems int32 // -1: no limit
 	minLen   int32 // string length in code points
 	maxLen   int32 // -1: no limit
+	// pat matches the decoded strings that pattern and format allow, nil
+	// for any.
+	pat *strPattern
 
 	// pending marks the placeholder of a $ref being compiled.
 	pending bool
@@ -97,7 +100,7 @@ const maxProps = 64
 var (
 	enforced = []string{"type", "enum", "const", "properties", "required", "additionalProperties",
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
-		"allOf", "anyOf", "oneOf"}
+		"allOf", "anyOf", "oneOf", "pattern", "format"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -381,6 +384,12 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 			*f.dst = int32(i)
 		}
 	}
+	if n.pat, err = stringPattern(s, at); err != nil {
+		return n, err
+	}
+	if f, _ := s["format"].(string); f == "email" && (n.maxLen < 0 || n.maxLen > 254) {
+		n.maxLen = 254 // RFC 5321's limit, which the pattern keeps anyway
+	}
 	if items, ok := s["items"]; ok {
 		if n.items, err = c.schema(items, at+"/items"); err != nil {
 			return n, err
@@ -406,7 +415,8 @@ func types(s map[string]any, at string) (uint8, error) {
 	case nil:
 		var ty uint8
 		for key, bit := range map[string]uint8{"properties": tObject, "required": tObject, "additionalProperties": tObject,
-			"items": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString} {
+			"items": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString,
+			"pattern": tString, "format": tString} {
 			if _, ok := s[key]; ok {
 				ty |= bit
 			}

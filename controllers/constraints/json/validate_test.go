@@ -3,12 +3,17 @@ package json
 import (
 	stdjson "encoding/json"
 	"fmt"
+	"net/mail"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/dlclark/regexp2"
 )
 
 // validate checks v, decoded with UseNumber, against schema s, written
@@ -85,6 +90,20 @@ func validateStrict(s any, v any, root map[string]any, strict bool) error {
 	}
 	switch v := v.(type) {
 	case string:
+		if p, ok := m["pattern"].(string); ok {
+			re, err := regexp2.Compile(p, regexp2.ECMAScript)
+			if err != nil {
+				return err
+			}
+			if ok, err := re.MatchString(v); err != nil || !ok {
+				return fmt.Errorf("%q does not match %s", v, p)
+			}
+		}
+		if f, ok := m["format"].(string); ok {
+			if err := validateFormat(f, v); err != nil {
+				return err
+			}
+		}
 		n := utf8.RuneCountInString(v)
 		if min, ok := num(m, "minLength"); ok && n < min {
 			return fmt.Errorf("%q shorter than %d", v, min)
@@ -108,6 +127,40 @@ func validateStrict(s any, v any, root map[string]any, strict bool) error {
 		}
 	case map[string]any:
 		return validateObject(m, v, root, strict)
+	}
+	return nil
+}
+
+// validateFormat checks the formats the controller enforces, with the
+// standard library's parsers.
+func validateFormat(f, v string) error {
+	var err error
+	switch f {
+	case "date":
+		_, err = time.Parse(time.DateOnly, v)
+	case "time":
+		_, err = time.Parse("2006-01-02T"+"15:04:05.999999999Z07:00", "2000-01-01T"+v)
+	case "date-time":
+		_, err = time.Parse(time.RFC3339Nano, v)
+	case "ipv4":
+		var a netip.Addr
+		if a, err = netip.ParseAddr(v); err == nil && !a.Is4() {
+			err = fmt.Errorf("not IPv4")
+		}
+	case "uuid":
+		if len(v) != 36 || strings.Count(v, "-") != 4 || v[8] != '-' || v[13] != '-' || v[18] != '-' || v[23] != '-' {
+			err = fmt.Errorf("not a uuid")
+		}
+	case "email":
+		var a *mail.Address
+		if a, err = mail.ParseAddress(v); err == nil && a.Address != v {
+			err = fmt.Errorf("not a bare address")
+		}
+	default:
+		err = fmt.Errorf("unknown format")
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not a %s: %v", v, f, err)
 	}
 	return nil
 }
