@@ -3,13 +3,10 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+	"github.com/driftwoodlabs/driftwood/controllers"
 )
 
 // The slash commands' handlers; commandSpecs lists them with their names,
@@ -20,32 +17,12 @@ func runController(p *chatPage, c command) tea.Cmd {
 	if c.arg(0) == "off" {
 		return p.switchController("", "")
 	}
-	arg, err := controllerArg(c.arg(1))
+	arg, err := controllers.ReadArg(c.arg(1))
 	if err != nil {
 		p.notice.fail(err)
 		return nil
 	}
 	return p.switchController(c.arg(0), arg)
-}
-
-// controllerArg returns a controller's argument as typed: "@FILE" is
-// the contents of FILE (a large JSON schema, which one line cannot
-// hold), bounded as a config file is; "@@..." is "@..." itself.
-func controllerArg(v string) (string, error) {
-	path, ok := strings.CutPrefix(v, "@")
-	if !ok || strings.HasPrefix(path, "@") {
-		return strings.TrimPrefix(v, "@"), nil
-	}
-	if rest, ok := strings.CutPrefix(path, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(home, rest)
-		}
-	}
-	data, err := limitedfile.Read(path, limitedfile.Config)
-	if err != nil {
-		return "", fmt.Errorf("%w (an argument that starts with @ names a file; write @@ for a leading @)", err)
-	}
-	return string(data), nil
 }
 
 func runControllers(p *chatPage, _ command) tea.Cmd { return p.openControllerPicker() }

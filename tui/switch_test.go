@@ -94,9 +94,4 @@ func TestControllerArgFromFile(t *testing.T) {
 	if _, arg := m.chat.host.Current(); arg != "{\"type\": \"boolean\"}\n" {
 		t.Errorf("the controller's argument is %q, want the file's contents", arg)
 	}
-	for in, want := range map[string]string{"@@x": "@x", "plain": "plain", "": ""} {
-		if got, err := controllerArg(in); got != want || err != nil {
-			t.Errorf("controllerArg(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
 }

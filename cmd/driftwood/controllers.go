@@ -5,16 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"text/tabwriter"
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/controllers"
 	_ "github.com/driftwoodlabs/driftwood/controllers/shipped" // regex, json, choice, ban, maxwords
-	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // cmdControllers implements "driftwood controllers [list|build]".
@@ -87,31 +84,10 @@ func (c *controllerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.name, "controller", "", "controller name (shipped, or a file in --controllers-dir, which overrides a shipped one) or .wasm/.wat path")
 	fs.Func("controller-arg", "the controller's argument (a regex, a JSON schema, a JSON list...); @FILE reads it from FILE, @@ stands for a leading @", func(v string) error {
 		var err error
-		c.arg, err = controllerArg(v)
+		c.arg, err = controllers.ReadArg(v)
 		return err
 	})
 	fs.StringVar(&c.dir, "controllers-dir", controllers.DefaultDir(), "controllers folder")
-}
-
-// controllerArg returns a controller's argument as given: "@FILE" is
-// the contents of FILE (a JSON schema of some hundred kilobytes does
-// not fit a command line), bounded as a config file is; "@@..." is
-// "@..." itself.
-func controllerArg(v string) (string, error) {
-	path, ok := strings.CutPrefix(v, "@")
-	if !ok || strings.HasPrefix(path, "@") {
-		return strings.TrimPrefix(v, "@"), nil
-	}
-	if rest, ok := strings.CutPrefix(path, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(home, rest)
-		}
-	}
-	data, err := limitedfile.Read(path, limitedfile.Config)
-	if err != nil {
-		return "", fmt.Errorf("%w (an argument that starts with @ names a file; write @@ for a leading @)", err)
-	}
-	return string(data), nil
 }
 
 // controllerSet is a running controller host for one model.
