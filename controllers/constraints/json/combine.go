@@ -269,7 +269,20 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 			// Below, together.
 		case "uniqueItems":
 			// false in both (checkKeywords allows no other).
-		case "pattern", "format":
+		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
+			x, errx := decimalBound(old)
+			y, erry := decimalBound(v)
+			if errx != nil || erry != nil {
+				return nil, fmt.Errorf("schema %s: keyword %q must be a number", at, k)
+			}
+			if c := cmpBounds(y, x); strings.HasPrefix(k, "max") || k == "exclusiveMaximum" {
+				if c < 0 {
+					out[k] = v
+				}
+			} else if c > 0 {
+				out[k] = v
+			}
+		case "multipleOf", "pattern", "format":
 			if old != v {
 				return nil, fmt.Errorf("schema %s: allOf: cannot merge two different %q keywords (%v and %v)", at, k, old, v)
 			}
@@ -634,6 +647,9 @@ func (c *compiler) mergeGeneral(k int, gens []int32, from []int, one bool, at st
 	for _, p := range gens {
 		if pn := &g.nodes[p]; pn.pat != nil && k == cString {
 			return 0, fmt.Errorf("schema %s: anyOf: string branches with a pattern or format cannot be combined with other string branches", at)
+		}
+		if pn := &g.nodes[p]; pn.num != nil && k == cNumber {
+			return 0, fmt.Errorf("schema %s: anyOf: number branches with bounds or multipleOf cannot be combined with other number branches", at)
 		}
 	}
 	switch k {

@@ -1,6 +1,10 @@
 package json
 
 import (
+	stdjson "encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -233,4 +237,126 @@ func TestPatternRefused(t *testing.T) {
 			t.Errorf("%s: %v; want it refused, saying %q", c.schema, err, c.says)
 		}
 	}
+}
+
+func TestBounds(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"port", `{"type":"object","properties":{"port":{"type":"integer","minimum":1,"maximum":65535}}}`,
+			[]string{`{"port":1}`, `{"port":65535}`, `{"port":8080}`}, []string{`{"port":0}`, `{"port":65536}`, `{"port":-1}`, `{"port":100000}`, `{"port":1.5}`}},
+		{"int32 index", `{"type":"integer","maximum":2147483647}`, []string{`2147483647`, `0`, `-99999999999999999`}, []string{`77777777777`, `2147483648`, `3000000000`}},
+		{"exclusive", `{"type":"integer","exclusiveMinimum":-3,"exclusiveMaximum":10}`, []string{`-2`, `9`, `0`, `-0`}, []string{`-3`, `10`, `-4`, `11`}},
+		{"negative range", `{"type":"integer","minimum":-120,"maximum":-7}`, []string{`-120`, `-7`, `-99`, `-100`}, []string{`-6`, `-121`, `0`, `7`, `-1000`}},
+		{"fractional bounds on integers", `{"type":"integer","minimum":1.5,"maximum":3.5}`, []string{`2`, `3`}, []string{`1`, `4`}},
+		{"numbers", `{"type":"number","minimum":0,"maximum":1}`, []string{`0`, `1`, `0.5`, `0.999`, `1.000`, `-0`, `-0.0`}, []string{`1.001`, `-0.1`, `2`, `10`, `1e0`, `0.5e-1`}},
+		{"exclusive numbers", `{"type":"number","exclusiveMinimum":0.25,"exclusiveMaximum":12.5}`, []string{`0.26`, `0.2500001`, `12.49`, `3`}, []string{`0.25`, `0.250`, `12.5`, `12.50`, `0.2`, `13`}},
+		{"negative fractions", `{"type":"number","minimum":-1.5,"maximum":-0.25}`, []string{`-1.5`, `-0.25`, `-1`, `-0.3`}, []string{`-1.51`, `-0.2`, `0`, `-2`}},
+		{"big bounds", `{"type":"integer","minimum":1e3,"maximum":1e30}`, []string{`1000`, `99999999999999999999`}, []string{`999`, `-5`}},
+		{"minimum only", `{"minimum":5}`, []string{`5`, `5.5`, `100`}, []string{`4.99`, `"x"`}},
+		{"multipleOf", `{"type":"integer","multipleOf":7,"minimum":10,"maximum":30}`, []string{`14`, `28`, `21`}, []string{`7`, `35`, `15`, `0`}},
+		{"multipleOf on numbers", `{"type":"number","multipleOf":3}`, []string{`3`, `-9`, `0`}, []string{`4`, `3.0`, `1.5`}},
+		{"multipleOf a fraction", `{"type":"number","multipleOf":0.25,"maximum":1}`, []string{`0.25`, `0.5`, `1`, `0.75`, `-2.5`}, []string{`0.3`, `0.125`, `1.25`}},
+		{"allOf keeps the tighter", `{"allOf":[{"type":"integer","minimum":1,"maximum":10},{"minimum":3,"exclusiveMaximum":10}]}`, []string{`3`, `9`}, []string{`2`, `10`}},
+		{"enum against bounds", `{"enum":[1,5,9,"a"],"minimum":2,"maximum":8}`, []string{`5`}, []string{`1`, `9`, `"a"`}}, // "minimum" without a type: numbers
+		{"a property out of range cannot come", `{"type":"object","properties":{"a":{"type":"integer","minimum":5,"maximum":3},"b":{}}}`, []string{`{"b":1}`}, []string{`{"a":4}`}},
+		{"anyOf with null", `{"anyOf":[{"type":"integer","minimum":1},{"type":"null"}]}`, []string{`1`, `null`}, []string{`0`}},
+	})
+	for _, c := range []struct{ schema, says string }{
+		{`{"type":"integer","minimum":5,"maximum":3}`, "no value"},
+		{`{"type":"number","exclusiveMinimum":true}`, "boolean form"},
+		{`{"type":"number","multipleOf":0.3333333}`, "multipleOf"},
+		{`{"anyOf":[{"type":"integer","minimum":5},{"type":"number","maximum":0}]}`, "bounds or multipleOf"},
+		{`{"allOf":[{"multipleOf":2},{"multipleOf":3}]}`, "multipleOf"},
+	} {
+		g := newGrammar()
+		_, err := g.compileSchema(c.schema)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v; want it refused, saying %q", c.schema, err, c.says)
+		}
+	}
+}
+
+// TestBoundsExact compares the bounded number automaton with exact
+// rational arithmetic on every integer of up to three digits, and on
+// numbers of one and two fraction digits around the bounds, for bounds
+// of several shapes.
+func TestBoundsExact(t *testing.T) {
+	var texts []string
+	for i := -999; i <= 999; i++ {
+		texts = append(texts, strconv.Itoa(i))
+		if i < -130 && i%7 != 0 || i > 130 && i%11 != 0 {
+			continue
+		}
+		for f := range 100 {
+			texts = append(texts, fmt.Sprintf("%s.%d", strconv.Itoa(i), f), fmt.Sprintf("%s.%02d", strconv.Itoa(i), f))
+		}
+	}
+	texts = append(texts, "-0", "-0.5", "-0.05", "0.05")
+	for _, kw := range []string{
+		`"minimum":-12.5,"maximum":99.99`, `"exclusiveMinimum":0,"exclusiveMaximum":1`, `"minimum":-0.01`,
+		`"maximum":-100`, `"exclusiveMaximum":5e1`, `"minimum":7,"multipleOf":0.5`, `"multipleOf":12,"exclusiveMinimum":-50`,
+		`"minimum":0.3,"exclusiveMaximum":0.31`,
+	} {
+		for _, ty := range []string{"integer", "number"} {
+			schema := `{"type":"` + ty + `",` + kw + `}`
+			var m map[string]any
+			dec := stdjson.NewDecoder(strings.NewReader(schema))
+			dec.UseNumber()
+			if err := dec.Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			g := newGrammar()
+			root, err := g.compileSchema(schema)
+			if err != nil {
+				if ty != "integer" || !strings.Contains(err.Error(), "no value") {
+					t.Fatalf("%s: %v", schema, err)
+				}
+				for i := -999; i <= 999; i++ {
+					if inRange(m, strconv.Itoa(i)) {
+						t.Errorf("%s: refused, yet %d is valid", schema, i)
+					}
+				}
+				continue
+			}
+			for _, text := range texts {
+				want := inRange(m, text)
+				if strings.Contains(text, ".") && (ty == "integer" || m["multipleOf"] != nil && !strings.Contains(fmt.Sprint(m["multipleOf"]), ".")) {
+					want = false // integers are written without a fraction
+				}
+				if _, frac, ok := strings.Cut(text, "."); ok && strings.Contains(kw, "0.5") && len(frac) > 1 {
+					want = false // no more fraction digits than multipleOf's
+				}
+				if got := g.acceptsFrom(root, []byte(text)); got != want {
+					t.Errorf("%s: %s: got %v, want %v", schema, text, got, want)
+				}
+			}
+		}
+	}
+}
+
+func inRange(m map[string]any, text string) bool {
+	v, _ := new(big.Rat).SetString(text)
+	r := func(k string) *big.Rat {
+		n, ok := m[k].(stdjson.Number)
+		if !ok {
+			return nil
+		}
+		x, _ := new(big.Rat).SetString(string(n))
+		return x
+	}
+	if b := r("minimum"); b != nil && v.Cmp(b) < 0 {
+		return false
+	}
+	if b := r("maximum"); b != nil && v.Cmp(b) > 0 {
+		return false
+	}
+	if b := r("exclusiveMinimum"); b != nil && v.Cmp(b) <= 0 {
+		return false
+	}
+	if b := r("exclusiveMaximum"); b != nil && v.Cmp(b) >= 0 {
+		return false
+	}
+	if b := r("multipleOf"); b != nil && !new(big.Rat).Quo(v, b).IsInt() {
+		return false
+	}
+	return true
 }

@@ -284,7 +284,7 @@ func (g *grammar) startValue(s state, n int32, b byte) (state, bool) {
 		return s, true
 	case (b == '-' || b >= '0' && b <= '9') && nd.types&(tNumber|tInteger) != 0:
 		var out int
-		s.lex, out = g.numStep(lexer{kind: lxNumber, node: n, pos: -1}, b)
+		s.lex, out = g.numStep(lexer{kind: lxNumber, node: n, pos: 0}, b) // pos: a bounded number's state
 		return s, out == lexMore
 	case (b == 't' || b == 'f') && nd.types&tBoolean != 0:
 		s.lex = lexer{kind: lxLit, node: n, pos: g.lits.child(g.bools, b)}

@@ -19,6 +19,11 @@
 //   - format date, time, date-time, uuid, ipv4 and email, as patterns
 //     that take a subset of the valid strings (no 29 February, no leap
 //     second, simple addresses only); other formats are refused;
+//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum and
+//     multipleOf (m×10^-k, m up to 1000), exactly, by an automaton over
+//     the number's decimal digits; such a number is written without an
+//     exponent, a multiple of an integer without a fraction, and with no
+//     more fraction digits than multipleOf's;
 //   - allOf, and a $ref beside other keywords, merged into one schema:
 //     types and enums intersected, properties and required joined (a
 //     property in both must be valid for both; one in a single branch

@@ -56,6 +56,9 @@ var schemas = []struct {
 		"id":{"type":"string","format":"uuid"},"mail":{"type":"string","format":"email"},"word":{"type":"string","pattern":"(^|\\s)cat\\W","maxLength":12},
 		"code":{"type":"string","pattern":"^\\w+[^\\d\\s]$"}},
 		"required":["zip","day","at","ip","id","mail","word","code"]}`, 0, false},
+	{"bounded", `{"type":"array","minItems":1,"maxItems":4,"items":{"type":"object","properties":{"port":{"type":"integer","minimum":1,"maximum":65535},
+		"p":{"type":"number","minimum":0,"maximum":1},"t":{"type":"number","exclusiveMinimum":-40.5,"exclusiveMaximum":60},
+		"even":{"type":"integer","multipleOf":2,"exclusiveMaximum":0},"cents":{"type":"number","multipleOf":0.01,"minimum":0}},"required":["port","p","t","even","cents"]}}`, 0, false},
 	{"extended", `{"$defs":{"base":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},
 		"allOf":[{"$ref":"#/$defs/base"},{"properties":{"tag":{"type":"string","maxLength":6}},"required":["tag"]}]}`, 0, false},
 }

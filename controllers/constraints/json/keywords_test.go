@@ -51,6 +51,11 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"oneOf":                {`{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `1`, `true`},
 		"pattern":              {`{"type":"string","pattern":"^[0-9]{5}(-[0-9]{4})?$"}`, `"12345"`, `"illill week"`},
 		"format":               {`{"type":"string","format":"date"}`, `"2024-05-06"`, `"2024-05-32"`},
+		"minimum":              {`{"type":"object","properties":{"port":{"type":"integer","minimum":1}}}`, `{"port":1}`, `{"port":0}`},
+		"maximum":              {`{"type":"object","properties":{"sessionIndex":{"type":"integer","maximum":2147483647}}}`, `{"sessionIndex":2147483647}`, `{"sessionIndex":77777777777}`},
+		"exclusiveMinimum":     {`{"type":"number","exclusiveMinimum":0}`, `0.1`, `0`},
+		"exclusiveMaximum":     {`{"type":"number","exclusiveMaximum":1}`, `0.9`, `1`},
+		"multipleOf":           {`{"type":"integer","multipleOf":2}`, `4`, `3`},
 	}
 	for _, k := range enforced {
 		c, ok := cases[k]
@@ -68,22 +73,21 @@ func TestEveryKeywordEnforced(t *testing.T) {
 }
 
 // TestUnenforcedKeywordsRefused: a keyword that would change what is
-// valid and is not enforced refuses the schema, naming it — the schemas
-// behind the invalid replies the issue found (zip codes against a
-// pattern, port 0 under minimum 1, an index over maximum) among them —
-// and so does one the controller does not know; annotations are ignored.
+// valid and is not enforced refuses the schema, naming it (the schemas
+// behind the invalid replies the issue found, zip codes against a
+// pattern, port 0 under minimum 1, an index over maximum, are enforced
+// now: TestEveryKeywordEnforced), and so does one the controller does
+// not know; annotations are ignored.
 func TestUnenforcedKeywordsRefused(t *testing.T) {
 	for _, c := range []struct{ schema, keyword string }{
 		{`{"type":"object","properties":{"zipCode":{"type":"string","pattern":"(?<=x)[0-9]{5}"}}}`, "pattern"},
-		{`{"type":"object","properties":{"port":{"type":"integer","minimum":1}}}`, "minimum"},
-		{`{"type":"object","properties":{"sessionIndex":{"type":"integer","maximum":2147483647}}}`, "maximum"},
 		{`{"type":"object","properties":{"a":{},"b":{}},"dependencies":{"a":["b"]}}`, "dependencies"},
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
 		{`{"type":"string","format":"hostname"}`, "format"},
 		{`{"type":"string","maxLenght":3}`, "maxLenght"},
-		{`{"type":"number","multipleOf":2}`, "multipleOf"},
 		{`{"not":{"type":"string"}}`, "not"},
-		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/s","minimum":2}},"$defs":{"s":{"type":"integer"}}}`, "minimum"},
+		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/s","minimum":true}},"$defs":{"s":{"type":"integer"}}}`, "minimum"},
+		{`{"type":"number","multipleOf":0.001234567}`, "multipleOf"},
 		{`{"allOf":[{"type":"string","pattern":"b"},{"pattern":"a"}]}`, "pattern"},
 		{`{"anyOf":[{"type":"string","format":"ipv6"},{"type":"null"}]}`, "format"},
 		{`{"oneOf":[{"type":"object","properties":{"k":{"const":1}},"patternProperties":{"x":{}}},{"type":"null"}]}`, "patternProperties"},

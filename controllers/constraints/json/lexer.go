@@ -138,8 +138,12 @@ func (g *grammar) countChar(l *lexer) bool {
 
 // numStep reads one byte of a number, or ends it.
 func (g *grammar) numStep(l lexer, b byte) (lexer, int) {
+	nd := &g.nodes[l.node]
+	if nd.num != nil {
+		return nd.num.step(l, b)
+	}
 	digit := b >= '0' && b <= '9'
-	frac := g.nodes[l.node].types&tNumber != 0 // not integers only
+	frac := nd.types&tNumber != 0 // not integers only
 	exp := frac && (b == 'e' || b == 'E')
 	next := -1
 	switch l.sub {

@@ -46,6 +46,8 @@ type node struct {
 	// pat matches the decoded strings that pattern and format allow, nil
 	// for any.
 	pat *strPattern
+	// num reads numbers within bounds, nil for any.
+	num *numAuto
 
 	// pending marks the placeholder of a $ref being compiled.
 	pending bool
@@ -100,7 +102,8 @@ const maxProps = 64
 var (
 	enforced = []string{"type", "enum", "const", "properties", "required", "additionalProperties",
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
-		"allOf", "anyOf", "oneOf", "pattern", "format"}
+		"allOf", "anyOf", "oneOf", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+		"exclusiveMaximum", "multipleOf"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -387,6 +390,20 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	if n.pat, err = stringPattern(s, at); err != nil {
 		return n, err
 	}
+	if n.types&(tNumber|tInteger) != 0 {
+		sp, err := numBounds(s, n.types&tNumber == 0, at)
+		if err != nil {
+			return n, err
+		}
+		if sp != nil {
+			if n.num, err = sp.build(); err != nil {
+				return n, fmt.Errorf("schema %s: %v", at, err)
+			}
+			if n.num == nil { // no number is in range
+				n.types &^= tNumber | tInteger
+			}
+		}
+	}
 	if f, _ := s["format"].(string); f == "email" && (n.maxLen < 0 || n.maxLen > 254) {
 		n.maxLen = 254 // RFC 5321's limit, which the pattern keeps anyway
 	}
@@ -416,7 +433,8 @@ func types(s map[string]any, at string) (uint8, error) {
 		var ty uint8
 		for key, bit := range map[string]uint8{"properties": tObject, "required": tObject, "additionalProperties": tObject,
 			"items": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString,
-			"pattern": tString, "format": tString} {
+			"pattern": tString, "format": tString, "minimum": tNumber, "maximum": tNumber, "exclusiveMinimum": tNumber,
+			"exclusiveMaximum": tNumber, "multipleOf": tNumber} {
 			if _, ok := s[key]; ok {
 				ty |= bit
 			}

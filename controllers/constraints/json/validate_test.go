@@ -3,6 +3,7 @@ package json
 import (
 	stdjson "encoding/json"
 	"fmt"
+	"math/big"
 	"net/mail"
 	"net/netip"
 	"net/url"
@@ -89,6 +90,26 @@ func validateStrict(s any, v any, root map[string]any, strict bool) error {
 		return fmt.Errorf("%v not in enum %v", v, enum)
 	}
 	switch v := v.(type) {
+	case stdjson.Number:
+		x, ok := new(big.Rat).SetString(string(v))
+		if !ok {
+			return fmt.Errorf("bad number %s", v)
+		}
+		for k, ok := range map[string]func(int) bool{"minimum": func(c int) bool { return c >= 0 }, "maximum": func(c int) bool { return c <= 0 },
+			"exclusiveMinimum": func(c int) bool { return c > 0 }, "exclusiveMaximum": func(c int) bool { return c < 0 }} {
+			if b, has := m[k].(stdjson.Number); has {
+				y, _ := new(big.Rat).SetString(string(b))
+				if !ok(x.Cmp(y)) {
+					return fmt.Errorf("%s breaks %s %s", v, k, b)
+				}
+			}
+		}
+		if b, has := m["multipleOf"].(stdjson.Number); has {
+			y, _ := new(big.Rat).SetString(string(b))
+			if !new(big.Rat).Quo(x, y).IsInt() {
+				return fmt.Errorf("%s is not a multiple of %s", v, b)
+			}
+		}
 	case string:
 		if p, ok := m["pattern"].(string); ok {
 			re, err := regexp2.Compile(p, regexp2.ECMAScript)
