@@ -5,10 +5,10 @@ import (
 	"unsafe"
 )
 
-// neonDotKernels is the NEON set with the affine kernels over int8
-// activations (int8.go) for CPUs with the ARMv8.2 dot product (SDOT,
-// int8_arm64.s), for decode and the prefill batch; the prefill panels are
-// laid out in Go.
+// neonDotKernels is the NEON set with the affine and GGUF block kernels
+// over int8 activations (int8.go, blocks_i8.go) for CPUs with the ARMv8.2
+// dot product (SDOT, int8_arm64.s, blocks_i8_arm64.s), for decode and the
+// prefill batch; the prefill panels are laid out in Go.
 var neonDotKernels = func() kernelSet {
 	ks := neonKernels
 	ks.name = "neondot"
@@ -17,6 +17,7 @@ var neonDotKernels = func() kernelSet {
 	ks.quantI8 = quantNEON
 	ks.panelI8 = [2]panelI8{panelGo(4), panelGo(8)}
 	ks.gemmI8 = [2]gemmI8{neonGemm(gemmQ4I8NEON), neonGemm(gemmQ8I8NEON)}
+	ks.gemvBlocksI8 = blocksNEON
 	return ks
 }()
 
