@@ -11,7 +11,7 @@ import (
 // caches, over the 128,256-token Llama 3 vocabulary.
 func BenchmarkStep(b *testing.B) {
 	l := llama(b)
-	for _, name := range []string{"any", "person", "list", "matrix", "shapes", "nullable"} {
+	for _, name := range []string{"any", "person", "list", "matrix", "shapes", "nullable", "patterned", "bounded", "wide"} {
 		b.Run(name, func(b *testing.B) {
 			var schema string
 			for _, sc := range schemas {

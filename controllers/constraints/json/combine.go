@@ -777,7 +777,7 @@ func (c *compiler) discriminate(gens []int32, from []int, one bool, at string) (
 		}
 		pn := &g.nodes[p]
 		n.branches = append(n.branches, p)
-		n.discBit = append(n.discBit, uint8(slices.Index(pn.names, best)))
+		n.discBit = append(n.discBit, int32(slices.Index(pn.names, best)))
 	}
 	if len(disc.values) == 0 {
 		return neverNode, nil

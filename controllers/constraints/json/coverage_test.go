@@ -4,6 +4,7 @@ import (
 	stdjson "encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -359,4 +360,67 @@ func inRange(m map[string]any, text string) bool {
 		return false
 	}
 	return true
+}
+
+// wideSchema returns an object schema of n properties p0…p(n-1): every
+// seventh required, every tenth an object of two properties whose "x" is
+// required (recursively the same schema at p5), the others integers.
+func wideSchema(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	var req []string
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		switch {
+		case i == 5:
+			fmt.Fprintf(&b, `"p%d":{"$ref":"#"}`, i)
+		case i%10 == 0:
+			fmt.Fprintf(&b, `"p%d":{"type":"object","properties":{"x":{"type":"integer"},"y":{}},"required":["x"]}`, i)
+		default:
+			fmt.Fprintf(&b, `"p%d":{"type":"integer"}`, i)
+		}
+		if i%7 == 3 {
+			req = append(req, fmt.Sprintf(`"p%d"`, i))
+		}
+	}
+	fmt.Fprintf(&b, `},"required":[%s]}`, strings.Join(req, ","))
+	return b.String()
+}
+
+func TestWideObjects(t *testing.T) {
+	for _, n := range []int{64, 65, 130, 300} {
+		schema := wideSchema(n)
+		var required, all []string
+		for i := range n {
+			v := "1"
+			if i%10 == 0 {
+				v = `{"x":2}`
+			}
+			if i == 5 {
+				continue // recursive: left out
+			}
+			kv := fmt.Sprintf(`"p%d":%s`, i, v)
+			all = append(all, kv)
+			if i%7 == 3 {
+				required = append(required, kv)
+			}
+		}
+		obj := func(kvs []string) string { return "{" + strings.Join(kvs, ",") + "}" }
+		rev := slices.Clone(required)
+		slices.Reverse(rev)
+		last := len(required) - 1
+		checkCases(t, []coverageCase{{fmt.Sprintf("%d properties", n), schema,
+			[]string{obj(required), obj(rev), obj(all), obj(append([]string{`"p0":{"x":1,"y":[]}`}, required...))},
+			[]string{
+				obj(required[:last]),                           // the last required one missing
+				obj(append(slices.Clone(required), `"p3":1`)),  // p3 twice
+				obj(append(slices.Clone(required), `"zz":1`)),  // undeclared
+				obj(append(slices.Clone(required), `"p0":{}`)), // p0 without its x
+				obj(append(slices.Clone(required), fmt.Sprintf(`"p%d":"s"`, n-1))),
+				obj(append(slices.Clone(required), `"p5":{}`)), // the recursive one without its required
+				"{}",
+			}}})
+	}
 }

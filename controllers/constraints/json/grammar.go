@@ -11,6 +11,10 @@ type grammar struct {
 	bools int32 // literal trie of true and false
 	null  int32 // literal trie of null
 	links map[link]*link
+	// sets are the interned property sets of wide objects, by id (see
+	// wideProps).
+	sets   [][]uint64
+	setIDs map[string]uint64
 }
 
 // state is a parser state. It is comparable, and equal states behave
@@ -32,7 +36,7 @@ type link struct {
 type frame struct {
 	node  int32  // its schema
 	cur   int32  // object: bit index of the property being read, -1 undeclared
-	seen  uint64 // object: properties present
+	seen  uint64 // object: properties present (a wide object: their set's id)
 	count uint32 // array: items so far, saturated
 	phase uint8
 	ws    uint8 // whitespace run before the next token
@@ -116,7 +120,7 @@ const (
 )
 
 func newGrammar() *grammar {
-	g := &grammar{lits: lits{edges: map[uint64]int32{}}, links: map[link]*link{}}
+	g := &grammar{lits: lits{edges: map[uint64]int32{}}, links: map[link]*link{}, setIDs: map[string]uint64{}}
 	g.nodes = append(g.nodes, node{types: tAny, loose: tAny, enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1})
 	g.nodes = append(g.nodes, node{enum: -1, keys: -1, extra: -1, items: neverNode, maxItems: -1, maxLen: -1}) // neverNode
 	g.bools = g.lits.newNode()
@@ -167,6 +171,9 @@ func (g *grammar) Next(s state, b byte) (state, bool) {
 		var out int
 		var avail uint64
 		if s.lex.kind == lxKeyLit || s.lex.kind == lxKey {
+			if g.nodes[s.top.node].wide != nil {
+				return g.wideKeyNext(s, b)
+			}
 			avail = g.avail(&s)
 		}
 		s.lex, out = g.lexStep(s.lex, avail, b)
@@ -217,7 +224,7 @@ func (g *grammar) frameStep(s state, b byte) (state, bool) {
 		if b == '"' {
 			return g.startKey(s)
 		}
-		if b == '}' && f.phase == pObjOpen && nd.required == 0 {
+		if b == '}' && f.phase == pObjOpen && g.reqDone(nd, 0) {
 			return g.pop(s), true
 		}
 	case pObjColon:
@@ -232,11 +239,11 @@ func (g *grammar) frameStep(s state, b byte) (state, bool) {
 		}
 		return g.startValue(s, child, b)
 	case pObjNext:
-		if b == ',' && (g.extraFits(&s) || g.avail(&s) != 0) {
+		if b == ',' && (g.extraFits(&s) || g.anyAvail(&s)) {
 			f.phase = pObjComma
 			return s, true
 		}
-		if b == '}' && nd.required&^f.seen == 0 {
+		if b == '}' && g.reqDone(nd, f.seen) {
 			return g.pop(s), true
 		}
 	case pArrOpen, pArrNext:
@@ -307,7 +314,7 @@ func (g *grammar) startKey(s state) (state, bool) {
 		s.lex = lexer{kind: lxKey, node: s.top.node, pos: pos}
 		return s, true
 	}
-	if pos < 0 || g.lits.sub[pos]&g.avail(&s) == 0 {
+	if pos < 0 || !g.availUnder(&s, pos) {
 		return s, false
 	}
 	s.lex = lexer{kind: lxKeyLit, node: s.top.node, pos: pos}
@@ -363,8 +370,15 @@ func (g *grammar) valueDone(f *frame, val int32) {
 	case pObjValue:
 		if nd := &g.nodes[f.node]; nd.branches != nil {
 			f.node, f.seen = nd.branches[val], 1<<nd.discBit[val]
+			if w := g.nodes[f.node].wide; w != nil {
+				f.seen = g.setWith(0, int(nd.discBit[val]), len(w.all))
+			}
 		} else if f.cur >= 0 {
-			f.seen |= 1 << f.cur
+			if nd.wide != nil {
+				f.seen = g.setWith(f.seen, int(f.cur), len(nd.wide.all))
+			} else {
+				f.seen |= 1 << f.cur
+			}
 		}
 		f.phase = pObjNext
 	case pArrOpen, pArrComma:

@@ -43,6 +43,9 @@
 //     Any other oneOf is refused, saying why, rather than enforced as
 //     anyOf: an instance valid for two branches is invalid for oneOf.
 //
+// An object schema may declare up to 4096 properties (beyond 64 its
+// property sets are interned bit sets instead of one word).
+//
 // A keyword beside anyOf or oneOf is distributed over its branches.
 // What cannot be combined exactly is refused with a message naming the
 // branches; other keywords are refused by name, annotations (title,

@@ -63,6 +63,15 @@ var schemas = []struct {
 		"allOf":[{"$ref":"#/$defs/base"},{"properties":{"tag":{"type":"string","maxLength":6}},"required":["tag"]}]}`, 0, false},
 }
 
+func init() {
+	// An object of 70 properties: property sets wider than 64 bits.
+	schemas = append(schemas, struct {
+		name, schema string
+		endBias      float64
+		open         bool
+	}{"wide", wideSchema(70), 0, true})
+}
+
 func TestRepliesValidate(t *testing.T) {
 	l := llama(t)
 	seeds := 30
@@ -86,8 +95,12 @@ func TestRepliesValidate(t *testing.T) {
 			t.Fatalf("%s: %v", sc.name, err)
 		}
 		ends, tokens, forced := map[string]int{}, 0, 0
-		for seed := range seeds {
-			opt := sdktest.Options{Seed: uint64(seed), MaxTokens: 3000, EndBias: sc.endBias}
+		n, maxTokens := seeds, 3000
+		if sc.name == "wide" { // a random model adds property after property
+			n, maxTokens = min(seeds, 6), 15000
+		}
+		for seed := range n {
+			opt := sdktest.Options{Seed: uint64(seed), MaxTokens: maxTokens, EndBias: sc.endBias}
 			if sc.open || seed%2 == 1 {
 				opt.Prefer, opt.PreferBias = closer(l), 0.5
 			}
@@ -129,7 +142,7 @@ func TestBadSchemas(t *testing.T) {
 	l := llama(t)
 	var many strings.Builder
 	many.WriteString(`{"properties":{`)
-	for i := range 65 {
+	for i := range maxProps + 1 {
 		if i > 0 {
 			many.WriteString(",")
 		}

@@ -69,7 +69,10 @@ type node struct {
 	// the branch (an index in branches), the frame then moves to it with
 	// the property's bit (discBit) seen.
 	branches []int32
-	discBit  []uint8
+	discBit  []int32
+	// wide holds the property sets of an object of more than 64
+	// properties (all, required and blocked are unused then).
+	wide *wideProps
 
 	// Nesting needed to complete a value (containers opened, counting
 	// its own): any value, an object, an array; maxDepth+1 when more
@@ -89,7 +92,7 @@ const (
 )
 
 // maxProps bounds the properties of one object schema.
-const maxProps = 64
+const maxProps = 4096
 
 // The keywords a schema may use, an allow-list. The enforced ones change
 // what is valid, and the compiler enforces each. The annotations never do
@@ -203,7 +206,7 @@ func (g *grammar) depths() {
 			}
 			obj := int32(1)
 			for bit, p := range n.props {
-				if n.required&(1<<bit) != 0 {
+				if n.isRequired(bit) {
 					obj = max(obj, 1+g.nodes[p].minDepth)
 				}
 			}
@@ -231,8 +234,16 @@ func (g *grammar) depths() {
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		for room := range n.blocked {
+			if n.wide != nil {
+				clear(n.wide.blocked[room])
+			}
 			for bit, p := range n.props {
-				if g.nodes[p].minDepth > int32(room) {
+				if g.nodes[p].minDepth <= int32(room) {
+					continue
+				}
+				if n.wide != nil {
+					setBit(n.wide.blocked[room], bit)
+				} else {
 					n.blocked[room] |= 1 << bit
 				}
 			}
@@ -415,6 +426,14 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	return n, c.properties(&n, s, at)
 }
 
+// isRequired reports whether property bit of n is required.
+func (n *node) isRequired(bit int) bool {
+	if n.wide != nil {
+		return hasBit(n.wide.required, bit)
+	}
+	return n.required&(1<<bit) != 0
+}
+
 // count reads a non-negative integer, as 5 or 5.0, saturated at 2^53.
 func count(v any) (int64, bool) {
 	num, _ := v.(stdjson.Number)
@@ -508,6 +527,9 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		return nil
 	}
 	n.keys = c.g.lits.newNode()
+	if len(names) > 64 {
+		n.wide = newWide(len(names))
+	}
 	for i, name := range names {
 		sub, ok := props[name]
 		idx := int32(anyNode)
@@ -521,6 +543,14 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		}
 		n.props = append(n.props, idx)
 		n.names = append(n.names, name)
+		if n.wide != nil {
+			setBit(n.wide.all, i)
+			if slices.Contains(required, name) {
+				setBit(n.wide.required, i)
+			}
+			c.g.addWide(n.wide, n.keys, encode(name), i)
+			continue
+		}
 		bit := uint64(1) << i
 		n.all |= bit
 		if slices.Contains(required, name) {
