@@ -1,7 +1,5 @@
 package json
 
-import "github.com/driftwoodlabs/driftwood/controllers/constraints/regex"
-
 // grammar is the byte-level pushdown recogniser of JSON texts that
 // satisfy a compiled schema; it is an sdk.Grammar over state.
 type grammar struct {
@@ -13,8 +11,9 @@ type grammar struct {
 	links map[link]*link
 	// sets are the interned property sets of wide objects, by id (see
 	// wideProps).
-	sets   [][]uint64
-	setIDs map[string]uint64
+	sets    [][]uint64
+	setIDs  map[string]uint64
+	setNext map[[2]uint64]uint64 // (set, bit) → the set with bit
 }
 
 // state is a parser state. It is comparable, and equal states behave
@@ -58,20 +57,20 @@ const (
 
 // lexer reads a scalar value or an object key.
 type lexer struct {
-	re   *regex.State // a patterned string: its DFA's state over the decoded characters
-	node int32        // the value's schema (keys: the object's)
-	pos  int32        // position in a literal trie, -1 off the trie; a \u escape's value so far in a patterned string
-	n    uint32       // characters read (saturated) or number length
+	node int32  // the value's schema (keys: the object's)
+	pos  int32  // position in a literal trie, -1 off the trie; a patterned string's DFA state (strPattern.ids)
+	n    uint32 // characters read (saturated) or number length
 	kind uint8
 	sub  uint8
 }
 
 // Lexer kinds.
 const (
-	lxNone   = iota
-	lxString // string value
-	lxKey    // object key, any string (pos follows the declared names)
-	lxKeyLit // object key among the declared names only
+	lxNone    = iota
+	lxString  // string value
+	lxPattern // string value with a pattern or format
+	lxKey     // object key, any string (pos follows the declared names)
+	lxKeyLit  // object key among the declared names only
 	lxNumber
 	lxLit // keyword or enum value
 )
@@ -88,7 +87,8 @@ const (
 	sF0 // after F0: 90-BF, then two more
 	sF4 // after F4: 80-8F, then two more
 	sHex1
-	sHex4 = sHex1 + 3 // \u with 4 hex digits to go
+	sHex4  = sHex1 + 3 // \u with 4 hex digits to go
+	sHexHi = sHex4 + 1 // a patterned string's \u001: one digit to go
 )
 
 // Number sub-states.
@@ -120,7 +120,7 @@ const (
 )
 
 func newGrammar() *grammar {
-	g := &grammar{lits: lits{edges: map[uint64]int32{}}, links: map[link]*link{}, setIDs: map[string]uint64{}}
+	g := &grammar{lits: lits{edges: map[uint64]int32{}}, links: map[link]*link{}, setIDs: map[string]uint64{}, setNext: map[[2]uint64]uint64{}}
 	g.nodes = append(g.nodes, node{types: tAny, loose: tAny, enum: -1, keys: -1, extra: anyNode, items: anyNode, maxItems: -1, maxLen: -1})
 	g.nodes = append(g.nodes, node{enum: -1, keys: -1, extra: -1, items: neverNode, maxItems: -1, maxLen: -1}) // neverNode
 	g.bools = g.lits.newNode()
@@ -286,7 +286,7 @@ func (g *grammar) startValue(s state, n int32, b byte) (state, bool) {
 	case b == '"' && nd.types&tString != 0:
 		s.lex = lexer{kind: lxString, node: n, pos: -1}
 		if nd.pat != nil {
-			s.lex.re = nd.pat.d.Start()
+			s.lex = lexer{kind: lxPattern, node: n, pos: nd.pat.start}
 		}
 		return s, true
 	case (b == '-' || b >= '0' && b <= '9') && nd.types&(tNumber|tInteger) != 0:

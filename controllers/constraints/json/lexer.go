@@ -34,10 +34,8 @@ func (g *grammar) lexStep(l lexer, avail uint64, b byte) (lexer, int) {
 		if l.pos >= 0 {
 			l.pos = g.lits.child(l.pos, b)
 		}
-	case lxString:
-		if l.re != nil {
-			return g.patStep(l, b)
-		}
+	case lxPattern:
+		return g.patStep(l, b)
 	}
 	return g.strStep(l, b)
 }
@@ -123,7 +121,7 @@ func (g *grammar) strStep(l lexer, b byte) (lexer, int) {
 // countChar counts one more character of a string value against its
 // length limits, counting only as far as they need.
 func (g *grammar) countChar(l *lexer) bool {
-	if l.kind != lxString {
+	if l.kind != lxString && l.kind != lxPattern {
 		return true
 	}
 	nd := &g.nodes[l.node]
@@ -232,9 +230,6 @@ func (g *grammar) StateClass(s state) (class, budget int) {
 	case lxKey:
 		return 1, math.MaxInt
 	case lxString:
-		if s.lex.re != nil {
-			return 0, 0 // every character goes through the pattern's DFA
-		}
 		if nd := &g.nodes[s.lex.node]; nd.maxLen >= 0 {
 			return 1, int(nd.maxLen) - int(s.lex.n)
 		}

@@ -340,12 +340,19 @@ func stringPattern(s map[string]any, at string) (*strPattern, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: keyword \"pattern\": %v", at, err)
 	}
-	return &strPattern{d: d, dist: map[*regex.State]int32{}}, nil
+	p := &strPattern{d: d, ids: map[*regex.State]int32{}, dist: map[*regex.State]int32{}}
+	p.start = p.id(d.Start())
+	return p, nil
 }
 
 // strPattern is a string schema's pattern (or format) compiled.
 type strPattern struct {
 	d *regex.DFA
+	// ids number the DFA states met, for the lexer (states, by id);
+	// start is the start state's.
+	ids    map[*regex.State]int32
+	states []*regex.State
+	start  int32
 	// dist holds, by DFA state, the fewest characters that lead from it
 	// to a match (noMatch for none; 0 where the search gave up).
 	dist map[*regex.State]int32
@@ -357,6 +364,16 @@ const noMatch = math.MaxInt32
 // past it, the distance is taken as 0 (a reply may then be caught
 // where no character can follow, never end with a mismatch).
 const maxDistStates = 2048
+
+// id returns s's number, numbering it on first use.
+func (p *strPattern) id(s *regex.State) int32 {
+	if i, ok := p.ids[s]; ok {
+		return i
+	}
+	p.ids[s] = int32(len(p.states))
+	p.states = append(p.states, s)
+	return int32(len(p.states) - 1)
+}
 
 // distance returns the fewest characters from s to a match: every
 // character can be written (a quote, backslash or control character as
@@ -442,7 +459,7 @@ func (g *grammar) patStep(l lexer, b byte) (lexer, int) {
 	case sNormal:
 		switch {
 		case b == '"':
-			if int32(l.n) < nd.minLen || !nd.pat.d.Accepts(l.re) {
+			if int32(l.n) < nd.minLen || !nd.pat.d.Accepts(nd.pat.states[l.pos]) {
 				return l, lexBad
 			}
 			return l, lexDone
@@ -463,7 +480,7 @@ func (g *grammar) patStep(l lexer, b byte) (lexer, int) {
 			if !g.escapes(l, "") {
 				return l, lexBad
 			}
-			l.sub, l.pos = sHex4, 0
+			l.sub = sHex4
 			return l, lexMore
 		}
 		if c := unescape[b]; c == 0 || !g.feed(&l, c) {
@@ -472,15 +489,22 @@ func (g *grammar) patStep(l lexer, b byte) (lexer, int) {
 		l.sub = sNormal
 	default: // \u00XX: 0, 0, 0 or 1, then any hex digit
 		v, err := strconv.ParseUint(string(b), 16, 8)
-		k := sHex4 - l.sub
 		switch {
-		case err != nil, k < 2 && v != 0, k == 2 && v > 1:
+		case err != nil:
 			return l, lexBad
-		case k == 2:
+		case l.sub == sHex1 || l.sub == sHexHi: // the last digit
+			c := byte(v)
+			if l.sub == sHexHi {
+				c |= 0x10
+			}
+			if !g.feed(&l, c) {
+				return l, lexBad
+			}
+			l.sub = sNormal
+		case l.sub == sHex4-2: // 0 or 1, with a control character after it that can come
 			ok := false
 			for x := range byte(16) {
-				t := l
-				if g.feed(&t, byte(v)<<4|x) {
+				if t := l; v <= 1 && g.feed(&t, byte(v)<<4|x) {
 					ok = true
 					break
 				}
@@ -488,15 +512,15 @@ func (g *grammar) patStep(l lexer, b byte) (lexer, int) {
 			if !ok {
 				return l, lexBad
 			}
-		case k == 3:
-			if !g.feed(&l, byte(l.pos)<<4|byte(v)) {
-				return l, lexBad
+			l.sub = sHex1
+			if v == 1 {
+				l.sub = sHexHi
 			}
-			l.sub, l.pos = sNormal, -1
-			return l, lexMore
+		case v != 0:
+			return l, lexBad
+		default:
+			l.sub--
 		}
-		l.pos = l.pos<<4 | int32(v)
-		l.sub--
 	}
 	return l, lexMore
 }
@@ -524,15 +548,15 @@ func (g *grammar) escapes(l lexer, also string) bool {
 // refusing it where no match can be reached any more within the
 // string's length limit (its characters so far are counted in l.n).
 func (g *grammar) feed(l *lexer, b byte) bool {
-	nd := &g.nodes[l.node]
-	t, ok := nd.pat.d.Next(l.re, b)
+	p := g.nodes[l.node].pat
+	t, ok := p.d.Next(p.states[l.pos], b)
 	if !ok {
 		return false
 	}
-	d := nd.pat.distance(t)
-	if d == noMatch || nd.maxLen >= 0 && int64(l.n)+int64(d) > int64(nd.maxLen) {
+	d := p.distance(t)
+	if maxLen := g.nodes[l.node].maxLen; d == noMatch || maxLen >= 0 && int64(l.n)+int64(d) > int64(maxLen) {
 		return false
 	}
-	l.re = t
+	l.pos = p.id(t)
 	return true
 }

@@ -704,11 +704,13 @@ type lits struct {
 	edges map[uint64]int32 // node<<8 | byte → child
 	term  []int32          // value ending at a node, or -1
 	sub   []uint64         // bits of the values below a node (property names)
+	wsub  [][]uint64       // the same in the key trie of a wide object (nil elsewhere)
 }
 
 func (t *lits) newNode() int32 {
 	t.term = append(t.term, -1)
 	t.sub = append(t.sub, 0)
+	t.wsub = append(t.wsub, nil)
 	return int32(len(t.term) - 1)
 }
 

@@ -15,12 +15,13 @@ import "unsafe"
 type wideProps struct {
 	all, required []uint64
 	blocked       [maxDepth + 1][]uint64
-	sub           map[int32][]uint64 // by key trie node: the properties whose names pass through it
+	// The properties whose names pass through each node of its key trie
+	// are in lits.wsub.
 }
 
 func newWide(n int) *wideProps {
 	words := (n + 63) / 64
-	w := &wideProps{all: make([]uint64, words), required: make([]uint64, words), sub: map[int32][]uint64{}}
+	w := &wideProps{all: make([]uint64, words), required: make([]uint64, words)}
 	for i := range w.blocked {
 		w.blocked[i] = make([]uint64, words)
 	}
@@ -38,10 +39,10 @@ func (g *grammar) addWide(w *wideProps, root int32, s []byte, bit int) {
 	n := root
 	for _, b := range s {
 		n = g.lits.child(n, b)
-		set := w.sub[n]
+		set := g.lits.wsub[n]
 		if set == nil {
 			set = make([]uint64, len(w.all))
-			w.sub[n] = set
+			g.lits.wsub[n] = set
 		}
 		setBit(set, bit)
 	}
@@ -49,6 +50,16 @@ func (g *grammar) addWide(w *wideProps, root int32, s []byte, bit int) {
 
 // setWith returns the id of set id with bit added.
 func (g *grammar) setWith(id uint64, bit int, words int) uint64 {
+	step := [2]uint64{id, uint64(bit)}
+	if next, ok := g.setNext[step]; ok {
+		return next
+	}
+	next := g.internWith(id, bit, words)
+	g.setNext[step] = next
+	return next
+}
+
+func (g *grammar) internWith(id uint64, bit int, words int) uint64 {
 	s := make([]uint64, words)
 	if id != 0 {
 		copy(s, g.sets[id])
@@ -118,7 +129,7 @@ func (g *grammar) anyAvail(s *state) bool {
 // through key trie node pos may still come in the object on top of s.
 func (g *grammar) availUnder(s *state, pos int32) bool {
 	if w := g.nodes[s.top.node].wide; w != nil {
-		under := w.sub[pos]
+		under := g.lits.wsub[pos]
 		return under != nil && g.wideAvail(s, w, under)
 	}
 	return g.lits.sub[pos]&g.avail(s) != 0
