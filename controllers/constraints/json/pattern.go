@@ -361,8 +361,9 @@ type strPattern struct {
 const noMatch = math.MaxInt32
 
 // maxDistStates bounds the DFA states one distance search explores:
-// past it, the distance is taken as 0 (a reply may then be caught
-// where no character can follow, never end with a mismatch).
+// past it, the distance of every state it met is taken as 0 (a reply
+// may then be caught where no character can follow, never end with a
+// mismatch), so that each state costs one search at most.
 const maxDistStates = 2048
 
 // id returns s's number, numbering it on first use.
@@ -391,7 +392,11 @@ func (p *strPattern) distance(s *regex.State) int32 {
 	var rev [][]edge
 	for i := 0; i < len(states); i++ {
 		if len(states) > maxDistStates {
-			p.dist[s] = 0
+			for _, t := range states {
+				if _, ok := p.dist[t]; !ok {
+					p.dist[t] = 0 // unknown, each state searched from once
+				}
+			}
 			return 0
 		}
 		for b := range 256 {
