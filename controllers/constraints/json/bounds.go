@@ -116,8 +116,8 @@ func numBounds(s map[string]any, integer bool, at string) (*numSpec, error) {
 		}
 		if k == "multipleOf" {
 			m, err := strconv.ParseInt(strings.TrimLeft(ip+fp, "0"), 10, 64)
-			if neg || err != nil || m <= 0 || m > 1000 || len(fp) > 6 {
-				return nil, fmt.Errorf("schema %s: keyword \"multipleOf\" %s is not supported (the controller takes a positive m×10^-k with m up to 1000 and k up to 6)", at, num)
+			if neg || err != nil || m <= 0 || m > 1000 || len(fp) > 18 {
+				return nil, fmt.Errorf("schema %s: keyword \"multipleOf\" %s is not supported (the controller takes a positive m×10^-k with m up to 1000 and k up to 18)", at, num)
 			}
 			sp.mult, sp.scale = m, len(fp)
 			continue

@@ -256,6 +256,7 @@ func TestBounds(t *testing.T) {
 		{"multipleOf", `{"type":"integer","multipleOf":7,"minimum":10,"maximum":30}`, []string{`14`, `28`, `21`}, []string{`7`, `35`, `15`, `0`}},
 		{"multipleOf on numbers", `{"type":"number","multipleOf":3}`, []string{`3`, `-9`, `0`}, []string{`4`, `3.0`, `1.5`}},
 		{"multipleOf a fraction", `{"type":"number","multipleOf":0.25,"maximum":1}`, []string{`0.25`, `0.5`, `1`, `0.75`, `-2.5`}, []string{`0.3`, `0.125`, `1.25`}},
+		{"a tiny multipleOf on integers", `{"type":"integer","multipleOf":1e-8}`, []string{`12`, `-3`}, []string{`1.5`}},
 		{"allOf keeps the tighter", `{"allOf":[{"type":"integer","minimum":1,"maximum":10},{"minimum":3,"exclusiveMaximum":10}]}`, []string{`3`, `9`}, []string{`2`, `10`}},
 		{"enum against bounds", `{"enum":[1,5,9,"a"],"minimum":2,"maximum":8}`, []string{`5`}, []string{`1`, `9`, `"a"`}}, // "minimum" without a type: numbers
 		{"a property out of range cannot come", `{"type":"object","properties":{"a":{"type":"integer","minimum":5,"maximum":3},"b":{}}}`, []string{`{"b":1}`}, []string{`{"a":4}`}},
