@@ -391,6 +391,22 @@ func wideSchema(n int) string {
 }
 
 func TestWideObjects(t *testing.T) {
+	// Discriminated branches of 81 properties: the chosen branch's frame
+	// starts with the discriminator, bit 80 (names sort "a0"… "kind"), in
+	// its interned set.
+	branch := func(kind string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"type":"object","properties":{"kind":{"const":%q}`, kind)
+		for i := range 80 {
+			fmt.Fprintf(&b, `,"%s%d":{"type":"integer"}`, kind, i)
+		}
+		fmt.Fprintf(&b, `},"required":["kind","%s79"]}`, kind)
+		return b.String()
+	}
+	checkCases(t, []coverageCase{{"discriminated wide", `{"oneOf":[` + branch("a") + `,` + branch("z") + `]}`,
+		[]string{`{"kind":"a","a79":1}`, `{"kind":"z","z0":2,"z79":1}`},
+		[]string{`{"kind":"a","z79":1}`, `{"kind":"a","a79":1,"kind":"a"}`, `{"kind":"z"}`, `{"kind":"a","a79":1,"a79":2}`}}})
+
 	for _, n := range []int{64, 65, 130, 300} {
 		schema := wideSchema(n)
 		var required, all []string
