@@ -119,6 +119,8 @@ func ecmaToGo(p string) (string, error) {
 			if m := quantifier(p[i:]); m != "" {
 				out.WriteString("{" + m)
 				i += len(m)
+			} else if strings.HasPrefix(p[i:], ",") {
+				return "", fmt.Errorf("{,n} is a literal for ECMA-262 and a quantifier for Python: not supported")
 			} else {
 				out.WriteString(`\{`) // a literal brace (ECMA's Annex B)
 			}
