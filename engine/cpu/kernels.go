@@ -28,11 +28,16 @@ func headNorm(x, w []float32, eps float32) {
 
 // softmax normalises x in place.
 func softmax(x []float32) {
-	maxV := x[0]
-	for _, v := range x[1:] {
-		maxV = max(maxV, v)
+	// Four running maxima: one would wait on each comparison in turn.
+	m := [4]float32{x[0], x[0], x[0], x[0]}
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		m[0], m[1], m[2], m[3] = max(m[0], x[i]), max(m[1], x[i+1]), max(m[2], x[i+2]), max(m[3], x[i+3])
 	}
-	inv := 1 / kern.expSum(x, maxV)
+	for ; i < len(x); i++ {
+		m[0] = max(m[0], x[i])
+	}
+	inv := 1 / kern.expSum(x, max(m[0], m[1], m[2], m[3]))
 	for i := range x {
 		x[i] *= inv
 	}
