@@ -132,3 +132,20 @@ func TestControllerArgFromFile(t *testing.T) {
 		t.Errorf("a missing @FILE: exit %d, %q: want an error naming it", code, errOut)
 	}
 }
+
+// TestJSONFormatsWithinBudget: a string with a format (email's counted
+// parts make the largest DFA) is constrained from its first character
+// to the end of the reply: its states are prepared at dw_init, not in the
+// step that meets the string, which took past the 50 ms step budget in
+// Wasm and switched the controller off (exit 3, the rest unconstrained).
+func TestJSONFormatsWithinBudget(t *testing.T) {
+	freshMachine(t)
+	for _, format := range []string{"email", "date-time", "uuid", "ipv4"} {
+		schema := `{"type":"object","properties":{"v":{"type":"string","format":"` + format + `"}},"required":["v"]}`
+		text, st := runStats(t, "--chat", "--prompt", "Answer in JSON", "--controller", "json", "--controller-arg", schema, "--max-tokens", "120", "--seed", "1")
+		var v struct{ V *string }
+		if err := json.Unmarshal([]byte(text), &v); st.Stats.ControllerError != "" || (err == nil) != (st.Stats.Stop == "controller") || err == nil && v.V == nil {
+			t.Errorf("%s: reply %q, stop %q, controller error %q", format, text, st.Stats.Stop, st.Stats.ControllerError)
+		}
+	}
+}

@@ -117,7 +117,7 @@ type scratch struct {
 	scores []float32 // attention scores over the cache
 	f      []float32 // int8 kernels: scale·dx per block of a row
 	i8     i8Panel   // int8 batch kernel: sixteen rows laid out
-	q      []float32 // a scaled attention query
+	q      []float32 // scaled attention queries, of the heads of an item
 	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
 }
 

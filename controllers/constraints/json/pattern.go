@@ -344,6 +344,12 @@ func stringPattern(s map[string]any, at string) (*strPattern, error) {
 	}
 	p := &strPattern{d: d, ids: map[*regex.State]int32{}, dist: map[*regex.State]int32{}}
 	p.start = p.id(d.Start())
+	// The distances of every state the start reaches, now: the search
+	// builds those DFA states, which for a format such as email's counted
+	// parts takes tens of milliseconds (more in Wasm), past a step's time
+	// budget if it came with the string's first character; dw_init has
+	// seconds.
+	p.distance(d.Start())
 	return p, nil
 }
 
