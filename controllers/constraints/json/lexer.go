@@ -189,7 +189,10 @@ func (g *grammar) numStep(l lexer, b byte) (lexer, int) {
 			next = nExp
 		}
 	}
-	if next >= 0 && l.n < maxNumLen {
+	// A byte that leaves the number unfinished ('-', '.', 'e', a sign)
+	// needs room for one more: at the length limit "1234." could end
+	// neither way (TestRandomSchemas wrote it).
+	if next >= 0 && (l.n+1 < maxNumLen || l.n+1 == maxNumLen && numAccepts(uint8(next))) {
 		l.sub, l.n = uint8(next), l.n+1
 		return l, lexMore
 	}

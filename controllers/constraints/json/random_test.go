@@ -1,0 +1,235 @@
+package json
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/driftwoodlabs/driftwood/controllers/sdk/sdktest"
+)
+
+// TestRandomSchemas generates schemas from the keywords the controller
+// enforces, combined at random (nested objects and arrays, bounds,
+// patterns, formats, enums, anyOf, oneOf, allOf, $ref), walks random
+// replies through the controller's masks on the Llama 3 vocabulary, and
+// validates every finished reply with an independent JSON Schema
+// validator (santhosh-tekuri/jsonschema, draft 2020-12, formats asserted).
+// A schema the controller refuses is counted, not failed: refusing is
+// sound. Every reply that finishes must be valid.
+func TestRandomSchemas(t *testing.T) {
+	l := llama(t)
+	schemas, replies := 120, 3
+	if testing.Short() {
+		schemas = 25
+	}
+	rng := rand.New(rand.NewPCG(26, 2))
+	accepted, finished := 0, 0
+	for i := range schemas {
+		g := &schemaGen{r: rng}
+		root := g.value(0)
+		if len(g.defs) > 0 {
+			root["$defs"] = g.defs
+		}
+		src, err := stdjson.Marshal(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := compileReference(t, string(src))
+		s, err := sdktest.NewSession(New(), string(src), l.Vocab, l.Host())
+		if err != nil {
+			continue // refused, naming why: sound
+		}
+		accepted++
+		for seed := range replies {
+			opt := sdktest.Options{Seed: uint64(1000*i + seed), MaxTokens: 600, Prefer: closer(l), PreferBias: 0.5}
+			rep, err := s.Reply(opt)
+			if err != nil {
+				t.Fatalf("schema %d %s, seed %d: %v", i, src, seed, err)
+			}
+			if rep.End != sdktest.EndStop && rep.End != sdktest.EndToken {
+				continue // the token limit: not a finished value
+			}
+			finished++
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(rep.Text))
+			if err == nil {
+				err = check.Validate(inst)
+			}
+			if err != nil {
+				t.Errorf("schema %d %s, seed %d: reply %q is not valid: %v", i, src, seed, rep.Text, err)
+			}
+		}
+	}
+	t.Logf("%d random schemas: %d accepted, %d finished replies, each valid", schemas, accepted, finished)
+	if accepted < schemas/2 {
+		t.Errorf("only %d of %d generated schemas accepted: the generator strays from what the controller enforces", accepted, schemas)
+	}
+}
+
+// FuzzRandomSchemas is TestRandomSchemas driven by the fuzzer: a seed
+// picks the schema (from the same generator) and the reply's walk
+// (`go test -fuzz FuzzRandomSchemas ./controllers/constraints/json/`).
+func FuzzRandomSchemas(f *testing.F) {
+	l := llama(f)
+	f.Add(uint64(1), uint64(2))
+	f.Fuzz(func(t *testing.T, schemaSeed, walkSeed uint64) {
+		g := &schemaGen{r: rand.New(rand.NewPCG(schemaSeed, 0))}
+		root := g.value(0)
+		if len(g.defs) > 0 {
+			root["$defs"] = g.defs
+		}
+		src, err := stdjson.Marshal(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sdktest.NewSession(New(), string(src), l.Vocab, l.Host())
+		if err != nil {
+			return
+		}
+		rep, err := s.Reply(sdktest.Options{Seed: walkSeed, MaxTokens: 600, Prefer: closer(l), PreferBias: 0.5})
+		if err != nil {
+			t.Fatalf("schema %s: %v", src, err)
+		}
+		if rep.End != sdktest.EndStop && rep.End != sdktest.EndToken {
+			return
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(rep.Text))
+		if err == nil {
+			err = compileReference(t, string(src)).Validate(inst)
+		}
+		if err != nil {
+			t.Errorf("schema %s: reply %q is not valid: %v", src, rep.Text, err)
+		}
+	})
+}
+
+// compileReference compiles src with the reference validator.
+func compileReference(t testing.TB, src string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatalf("the reference validator refuses the generated schema %s: %v", src, err)
+	}
+	return sch
+}
+
+// schemaGen makes random schemas; defs collects the $defs that $refs
+// point to.
+type schemaGen struct {
+	r    *rand.Rand
+	defs map[string]any
+}
+
+var (
+	genPatterns = []string{"^[a-z]+$", "^[0-9]{3}-[0-9]{4}$", "ab", "^x", "[A-Z][a-z]*", "^(yes|no)$"}
+	genFormats  = []string{"date", "time", "date-time", "uuid", "ipv4", "email"}
+	genConsts   = []any{"red", 3, true, nil, 1.5, "a b", []any{1, "x"}, map[string]any{"k": 1}}
+)
+
+// value is a schema for any value, depth levels down.
+func (g *schemaGen) value(depth int) map[string]any {
+	kinds := []string{"string", "integer", "number", "boolean", "null", "enum", "const"}
+	if depth < 3 {
+		kinds = append(kinds, "object", "object", "array", "anyOf", "oneOf", "allOf", "ref")
+	}
+	switch k := kinds[g.r.IntN(len(kinds))]; k {
+	case "string":
+		s := map[string]any{"type": "string", "maxLength": 1 + g.r.IntN(30)}
+		switch g.r.IntN(4) {
+		case 0:
+			s["pattern"] = genPatterns[g.r.IntN(len(genPatterns))]
+			s["maxLength"] = 40
+		case 1:
+			s["format"] = genFormats[g.r.IntN(len(genFormats))]
+			delete(s, "maxLength")
+		case 2:
+			s["minLength"] = g.r.IntN(3)
+		}
+		return s
+	case "integer", "number":
+		s := map[string]any{"type": k}
+		if g.r.IntN(2) == 0 {
+			s["minimum"] = g.r.IntN(200) - 100
+		}
+		if g.r.IntN(2) == 0 {
+			s["exclusiveMaximum"] = 100 + g.r.IntN(1000)
+		}
+		if g.r.IntN(3) == 0 {
+			s["multipleOf"] = []any{2, 5, 0.5, 0.25}[g.r.IntN(4)]
+			if k == "integer" {
+				s["multipleOf"] = []any{2, 3, 5}[g.r.IntN(3)]
+			}
+		}
+		return s
+	case "boolean", "null":
+		return map[string]any{"type": k}
+	case "enum":
+		n := 1 + g.r.IntN(4)
+		var vals []any
+		for _, j := range g.r.Perm(len(genConsts))[:n] {
+			vals = append(vals, genConsts[j])
+		}
+		return map[string]any{"enum": vals}
+	case "const":
+		return map[string]any{"const": genConsts[g.r.IntN(len(genConsts))]}
+	case "object":
+		return g.object(depth)
+	case "array":
+		s := map[string]any{"type": "array", "items": g.value(depth + 1), "maxItems": 1 + g.r.IntN(3)}
+		if g.r.IntN(2) == 0 {
+			s["minItems"] = 1
+		}
+		return s
+	case "anyOf", "oneOf":
+		// Branches of different kinds: disjoint, as oneOf needs.
+		types := []map[string]any{
+			{"type": "string", "maxLength": 8}, {"type": "integer", "maximum": 50}, {"type": "null"},
+			{"type": "boolean"}, g.object(depth + 1), {"type": "array", "items": map[string]any{"type": "integer"}, "maxItems": 2},
+		}
+		var branches []any
+		for _, j := range g.r.Perm(len(types))[:2+g.r.IntN(2)] {
+			branches = append(branches, types[j])
+		}
+		return map[string]any{k: branches}
+	case "allOf":
+		a, b := g.object(depth+1), g.object(depth+1)
+		return map[string]any{"allOf": []any{a, b}}
+	default: // ref
+		if g.defs == nil {
+			g.defs = map[string]any{}
+		}
+		name := fmt.Sprintf("d%d", len(g.defs))
+		g.defs[name] = g.value(depth + 1)
+		return map[string]any{"$ref": "#/$defs/" + name}
+	}
+}
+
+// object is an object schema of one to four properties, some required.
+func (g *schemaGen) object(depth int) map[string]any {
+	props, req := map[string]any{}, []any{}
+	for i := range 1 + g.r.IntN(4) {
+		name := fmt.Sprintf("p%d", i)
+		props[name] = g.value(depth + 1)
+		if g.r.IntN(2) == 0 {
+			req = append(req, name)
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props, "required": req}
+	if g.r.IntN(3) == 0 {
+		s["additionalProperties"] = false
+	}
+	return s
+}
