@@ -30,15 +30,7 @@ func TestRandomSchemas(t *testing.T) {
 	rng := rand.New(rand.NewPCG(26, 2))
 	accepted, finished := 0, 0
 	for i := range schemas {
-		g := &schemaGen{r: rng}
-		root := g.value(0)
-		if len(g.defs) > 0 {
-			root["$defs"] = g.defs
-		}
-		src, err := stdjson.Marshal(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := randomSchema(t, rng)
 		check := compileReference(t, string(src))
 		s, err := sdktest.NewSession(New(), string(src), l.Vocab, l.Host())
 		if err != nil {
@@ -77,15 +69,7 @@ func FuzzRandomSchemas(f *testing.F) {
 	l := llama(f)
 	f.Add(uint64(1), uint64(2))
 	f.Fuzz(func(t *testing.T, schemaSeed, walkSeed uint64) {
-		g := &schemaGen{r: rand.New(rand.NewPCG(schemaSeed, 0))}
-		root := g.value(0)
-		if len(g.defs) > 0 {
-			root["$defs"] = g.defs
-		}
-		src, err := stdjson.Marshal(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := randomSchema(t, rand.New(rand.NewPCG(schemaSeed, 0)))
 		s, err := sdktest.NewSession(New(), string(src), l.Vocab, l.Host())
 		if err != nil {
 			return
@@ -105,6 +89,20 @@ func FuzzRandomSchemas(f *testing.F) {
 			t.Errorf("schema %s: reply %q is not valid: %v", src, rep.Text, err)
 		}
 	})
+}
+
+// randomSchema is a schema from the generator, as JSON.
+func randomSchema(t testing.TB, r *rand.Rand) []byte {
+	g := &schemaGen{r: r}
+	root := g.value(0)
+	if len(g.defs) > 0 {
+		root["$defs"] = g.defs
+	}
+	src, err := stdjson.Marshal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
 
 // compileReference compiles src with the reference validator.
