@@ -762,7 +762,7 @@ func (c *compiler) discriminate(gens []int32, from []int, one bool, at string) (
 	}
 	n := node{types: tObject, enum: -1, keys: g.lits.newNode(), extra: -1, items: neverNode, maxItems: -1, maxLen: -1,
 		all: 1, required: 1, names: []string{best}, loose: tObject}
-	g.lits.add(n.keys, encode(best), 0, 1)
+	g.lits.add(n.keys, keyLit(best), 0, 1)
 	disc := node{enum: g.lits.newNode(), keys: -1, extra: -1, items: neverNode, maxItems: -1, maxLen: -1, loose: tAny}
 	for i, p := range gens {
 		d := prop(p, best)

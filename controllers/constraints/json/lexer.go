@@ -32,12 +32,27 @@ func (g *grammar) lexStep(l lexer, avail uint64, b byte) (lexer, int) {
 		return l, lexMore
 	case lxKey:
 		if l.pos >= 0 {
-			l.pos = g.lits.child(l.pos, b)
+			if l.pos = g.lits.child(l.pos, b); l.pos < 0 && respells(l.sub, b) {
+				return l, lexBad
+			}
 		}
 	case lxPattern:
 		return g.patStep(l, b)
 	}
 	return g.strStep(l, b)
+}
+
+// respells reports whether byte b, in string sub-state sub, may spell
+// differently a character that a literal trie holds, once it leaves the
+// trie: an escape started off the trie, or one that leaves it part-way
+// ("\u0061" for "a", "\/" for "/", "\u000a" for "\n"). A string that
+// may still equal one of the trie's (a declared property name, an
+// excluded value) must not take such a byte, or it would equal it
+// decoded while its bytes differ. Raw UTF-8 spells each character one
+// way only, and the tries spell every character raw but those JSON
+// must escape (keyLit).
+func respells(sub uint8, b byte) bool {
+	return sub == sEsc || sub >= sHex1 || sub == sNormal && b == '\\'
 }
 
 // strStep reads one byte of a string, after its opening quote: JSON

@@ -508,6 +508,9 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 	if len(names) > maxProps {
 		return fmt.Errorf("schema %s: more than %d properties", at, maxProps)
 	}
+	// forbidden: JSON Schema refuses undeclared properties (not only the
+	// controller's default), so a required one cannot come.
+	forbidden := false
 	switch extra := s["additionalProperties"].(type) {
 	case nil:
 		if props != nil {
@@ -515,7 +518,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		}
 	case bool:
 		if !extra {
-			n.extra = -1
+			n.extra, forbidden = -1, true
 		}
 	default:
 		var err error
@@ -540,6 +543,8 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 			}
 		} else if n.extra >= 0 {
 			idx = n.extra
+		} else if forbidden {
+			idx = neverNode
 		}
 		n.props = append(n.props, idx)
 		n.names = append(n.names, name)
@@ -548,7 +553,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 			if slices.Contains(required, name) {
 				setBit(n.wide.required, i)
 			}
-			c.g.addWide(n.wide, n.keys, encode(name), i)
+			c.g.addWide(n.wide, n.keys, keyLit(name), i)
 			continue
 		}
 		bit := uint64(1) << i
@@ -556,7 +561,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		if slices.Contains(required, name) {
 			n.required |= bit
 		}
-		c.g.lits.add(n.keys, encode(name), int32(i), bit)
+		c.g.lits.add(n.keys, keyLit(name), int32(i), bit)
 	}
 	return nil
 }
@@ -696,6 +701,13 @@ func encode(v any) []byte {
 		panic(err) // decoded JSON always encodes
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// keyLit writes a string as a trie of names or excluded values holds it:
+// as encode does, but U+2028 and U+2029 raw (encode escapes them), so
+// that only the characters JSON must escape are escaped, each one way.
+func keyLit(s string) []byte {
+	return bytes.ReplaceAll(bytes.ReplaceAll(encode(s), []byte(`\u2028`), []byte("\u2028")), []byte(`\u2029`), []byte("\u2029"))
 }
 
 // lits holds byte tries of literal strings: JSON keywords, enum values

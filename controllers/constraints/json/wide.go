@@ -150,7 +150,9 @@ func (g *grammar) wideKeyNext(s state, b byte) (state, bool) {
 		}
 	} else {
 		if l.pos >= 0 {
-			l.pos = g.lits.child(l.pos, b)
+			if l.pos = g.lits.child(l.pos, b); l.pos < 0 && respells(l.sub, b) {
+				return s, false
+			}
 		}
 		if l, out = g.strStep(l, b); out == lexBad {
 			return s, false
