@@ -256,7 +256,7 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 			out[k] = append(slices.Clone(x), y...)
 		case "items":
 			out[k] = map[string]any{"allOf": []any{old, v}}
-		case "minItems", "minLength", "maxItems", "maxLength":
+		case "minItems", "minLength", "maxItems", "maxLength", "minProperties", "maxProperties":
 			x, okx := count(old)
 			y, oky := count(v)
 			if !okx || !oky {
@@ -723,7 +723,7 @@ func (c *compiler) discriminate(gens []int32, from []int, one bool, at string) (
 	}
 	if !one {
 		for _, p := range gens {
-			if pn := &g.nodes[p]; pn.keys < 0 && pn.extra == anyNode && pn.types&tObject != 0 {
+			if pn := &g.nodes[p]; pn.keys < 0 && pn.extra == anyNode && pn.obj == nil && pn.types&tObject != 0 {
 				return p, nil
 			}
 		}

@@ -224,7 +224,7 @@ func (g *grammar) frameStep(s state, b byte) (state, bool) {
 		if b == '"' {
 			return g.startKey(s)
 		}
-		if b == '}' && f.phase == pObjOpen && g.reqDone(nd, 0) {
+		if b == '}' && f.phase == pObjOpen && g.closes(nd, f) {
 			return g.pop(s), true
 		}
 	case pObjColon:
@@ -243,7 +243,7 @@ func (g *grammar) frameStep(s state, b byte) (state, bool) {
 			f.phase = pObjComma
 			return s, true
 		}
-		if b == '}' && g.reqDone(nd, f.seen) {
+		if b == '}' && g.closes(nd, f) {
 			return g.pop(s), true
 		}
 	case pArrOpen, pArrNext:
@@ -351,14 +351,18 @@ func (g *grammar) room(s *state) int32 {
 // object on top of s: not present yet, and not nested too deep.
 func (g *grammar) avail(s *state) uint64 {
 	nd := &g.nodes[s.top.node]
-	return nd.all &^ s.top.seen &^ nd.blocked[g.room(s)]
+	avail := nd.all &^ s.top.seen &^ nd.blocked[g.room(s)]
+	if nd.obj != nil {
+		return nd.obj.availRules(g, nd, &s.top, avail, g.room(s))
+	}
+	return avail
 }
 
 // extraFits reports whether an undeclared property may come in the
 // object on top of s.
 func (g *grammar) extraFits(s *state) bool {
 	nd := &g.nodes[s.top.node]
-	return nd.extra >= 0 && g.nodes[nd.extra].minDepth <= g.room(s)
+	return nd.extra >= 0 && g.nodes[nd.extra].minDepth <= g.room(s) && (nd.obj == nil || nd.obj.fits(g, nd, &s.top, -1, g.room(s)))
 }
 
 // valueDone moves f past the value just read; val is a literal's value
@@ -379,6 +383,9 @@ func (g *grammar) valueDone(f *frame, val int32) {
 			} else {
 				f.seen |= 1 << f.cur
 			}
+		}
+		if o := g.nodes[f.node].obj; o != nil {
+			o.counted(f, f.cur < 0)
 		}
 		f.phase = pObjNext
 	case pArrOpen, pArrComma:

@@ -56,6 +56,10 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"exclusiveMinimum":     {`{"type":"number","exclusiveMinimum":0}`, `0.1`, `0`},
 		"exclusiveMaximum":     {`{"type":"number","exclusiveMaximum":1}`, `0.9`, `1`},
 		"multipleOf":           {`{"type":"integer","multipleOf":2}`, `4`, `3`},
+		"minProperties":        {`{"type":"object","minProperties":1}`, `{"a":1}`, `{}`},
+		"maxProperties":        {`{"type":"object","maxProperties":1}`, `{"a":1}`, `{"a":1,"b":2}`},
+		"dependentRequired":    {`{"type":"object","dependentRequired":{"a":["b"]}}`, `{"a":1,"b":2}`, `{"a":1}`},
+		"dependencies":         {`{"type":"object","dependencies":{"a":["b"]}}`, `{"b":2,"a":1}`, `{"a":1,"c":2}`},
 	}
 	for _, k := range enforced {
 		c, ok := cases[k]
@@ -81,7 +85,7 @@ func TestEveryKeywordEnforced(t *testing.T) {
 func TestUnenforcedKeywordsRefused(t *testing.T) {
 	for _, c := range []struct{ schema, keyword string }{
 		{`{"type":"object","properties":{"zipCode":{"type":"string","pattern":"(?<=x)[0-9]{5}"}}}`, "pattern"},
-		{`{"type":"object","properties":{"a":{},"b":{}},"dependencies":{"a":["b"]}}`, "dependencies"},
+		{`{"type":"object","properties":{"a":{},"b":{}},"dependencies":{"a":{"required":["b"]}}}`, "dependencies"},
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
 		{`{"type":"string","format":"hostname"}`, "format"},
 		{`{"type":"string","maxLenght":3}`, "maxLenght"},

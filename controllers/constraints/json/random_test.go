@@ -229,5 +229,23 @@ func (g *schemaGen) object(depth int) map[string]any {
 	if g.r.IntN(3) == 0 {
 		s["additionalProperties"] = false
 	}
+	n := len(props)
+	if g.r.IntN(4) == 0 {
+		s["minProperties"] = g.r.IntN(n + 1)
+	}
+	if g.r.IntN(4) == 0 {
+		s["maxProperties"] = g.r.IntN(n + 1)
+	}
+	if g.r.IntN(4) == 0 {
+		// A property makes others required; names beyond the declared
+		// ones too (p9: undeclared, so impossible under
+		// additionalProperties false).
+		deps := map[string]any{}
+		for range 1 + g.r.IntN(2) {
+			from := fmt.Sprintf("p%d", g.r.IntN(n))
+			deps[from] = []any{fmt.Sprintf("p%d", g.r.IntN(n)), "p9"}[:1+g.r.IntN(2)]
+		}
+		s["dependentRequired"] = deps
+	}
 	return s
 }

@@ -31,3 +31,58 @@ func TestNoRespelledNames(t *testing.T) {
 		}
 	}
 }
+
+type acceptCase struct {
+	schema, text string
+	ok           bool
+}
+
+func checkAccepts(t *testing.T, cases []acceptCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got := accepts(t, c.schema, c.text); got != c.ok {
+			t.Errorf("%s under %s: %v, want %v", c.text, c.schema, got, c.ok)
+		}
+	}
+}
+
+// TestPropertyCounts: minProperties and maxProperties count what a
+// validator counts (distinct names): a repeated undeclared key counts
+// once toward the minimum and twice toward the maximum.
+func TestPropertyCounts(t *testing.T) {
+	min1 := `{"minProperties":1}`
+	max2 := `{"maxProperties":2}`
+	decl := `{"type":"object","properties":{"a":{},"b":{},"c":{}},"required":["a"],"minProperties":2,"maxProperties":2}`
+	checkAccepts(t, []acceptCase{
+		{min1, `{}`, false}, {min1, `{"x":1}`, true}, {min1, `{"x":1,"x":2}`, true},
+		{max2, `{}`, true}, {max2, `{"x":1,"y":2}`, true}, {max2, `{"x":1,"y":2,"z":3}`, false},
+		{`{"maxProperties":0}`, `{}`, true}, {`{"maxProperties":0}`, `{"a":1}`, false},
+		{decl, `{"a":1}`, false}, {decl, `{"a":1,"b":2}`, true}, {decl, `{"b":1,"c":2}`, false},
+		{decl, `{"b":1,"a":2}`, true}, {decl, `{"a":1,"b":2,"c":3}`, false},
+		{`{"type":"object","properties":{"a":{}},"minProperties":2,"additionalProperties":true}`, `{"a":1,"x":1}`, true},
+		{`{"type":"object","properties":{"a":{}},"minProperties":2,"additionalProperties":true}`, `{"x":1,"x":1}`, false},
+	})
+	// Two undeclared names cannot be told apart: refused, not guessed.
+	g := newGrammar()
+	if _, err := g.compileSchema(`{"minProperties":2}`); err == nil {
+		t.Error(`{"minProperties":2} accepted; the controller cannot count two distinct undeclared names`)
+	}
+}
+
+// TestDependentRequired: a property, once present, makes others
+// required (transitively, as a validator applies each present one's).
+func TestDependentRequired(t *testing.T) {
+	dr := `{"dependentRequired":{"bar":["foo"],"foo":["baz"]}}`
+	d7 := `{"type":"object","properties":{"bar":{"type":"integer"},"foo":{},"baz":{}},"dependencies":{"bar":["foo"]}}`
+	checkAccepts(t, []acceptCase{
+		{dr, `{}`, true}, {dr, `{"bar":1}`, false}, {dr, `{"bar":1,"foo":2}`, false},
+		{dr, `{"bar":1,"foo":2,"baz":3}`, true}, {dr, `{"foo":2,"baz":3}`, true}, {dr, `{"baz":3}`, true},
+		{d7, `{"bar":1}`, false}, {d7, `{"bar":1,"foo":1}`, true}, {d7, `{"foo":1}`, true},
+		{`{"type":"object","properties":{"a":{}},"additionalProperties":false,"dependentRequired":{"a":["b"]},"maxProperties":1}`, `{"a":1}`, false},
+		{`{"dependentRequired":{"a":["b"]},"maxProperties":1}`, `{"a":1}`, false},
+		{`{"dependentRequired":{"a":["b"]},"maxProperties":1}`, `{"b":1}`, true},
+	})
+	if err := New().Init(`{"dependencies":{"a":{"required":["b"]}}}`, llama(t).Vocab, nil); err == nil {
+		t.Error("dependencies with a schema accepted")
+	}
+}

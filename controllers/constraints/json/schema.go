@@ -70,6 +70,9 @@ type node struct {
 	// the property's bit (discBit) seen.
 	branches []int32
 	discBit  []int32
+	// obj holds minProperties, maxProperties and dependentRequired, nil
+	// for none.
+	obj *objRules
 	// wide holds the property sets of an object of more than 64
 	// properties (all, required and blocked are unused then).
 	wide *wideProps
@@ -106,7 +109,7 @@ var (
 	enforced = []string{"type", "enum", "const", "properties", "required", "additionalProperties",
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
 		"allOf", "anyOf", "oneOf", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-		"exclusiveMaximum", "multipleOf"}
+		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -210,6 +213,9 @@ func (g *grammar) depths() {
 					obj = max(obj, 1+g.nodes[p].minDepth)
 				}
 			}
+			if n.obj != nil {
+				obj = n.obj.depth(g, n, obj)
+			}
 			arr := int32(1)
 			if n.minItems > 0 {
 				arr = 1 + g.nodes[n.items].minDepth
@@ -238,7 +244,11 @@ func (g *grammar) depths() {
 				clear(n.wide.blocked[room])
 			}
 			for bit, p := range n.props {
-				if g.nodes[p].minDepth <= int32(room) {
+				d := g.nodes[p].minDepth
+				if n.obj != nil {
+					d = n.obj.propDepth(g, n, bit)
+				}
+				if d <= int32(room) {
 					continue
 				}
 				if n.wide != nil {
@@ -453,7 +463,8 @@ func types(s map[string]any, at string) (uint8, error) {
 		for key, bit := range map[string]uint8{"properties": tObject, "required": tObject, "additionalProperties": tObject,
 			"items": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString,
 			"pattern": tString, "format": tString, "minimum": tNumber, "maximum": tNumber, "exclusiveMinimum": tNumber,
-			"exclusiveMaximum": tNumber, "multipleOf": tNumber} {
+			"exclusiveMaximum": tNumber, "multipleOf": tNumber, "minProperties": tObject, "maxProperties": tObject,
+			"dependentRequired": tObject, "dependencies": tObject} {
 			if _, ok := s[key]; ok {
 				ty |= bit
 			}
@@ -505,6 +516,17 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 			}
 		}
 	}
+	deps, err := dependencies(s, at)
+	if err != nil {
+		return err
+	}
+	for name, list := range deps {
+		for _, r := range append([]string{name}, list...) {
+			if _, ok := props[r]; !ok && !slices.Contains(names, r) {
+				names = append(names, r)
+			}
+		}
+	}
 	if len(names) > maxProps {
 		return fmt.Errorf("schema %s: more than %d properties", at, maxProps)
 	}
@@ -527,7 +549,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		}
 	}
 	if len(names) == 0 {
-		return nil
+		return c.objectRules(n, s, deps, at)
 	}
 	n.keys = c.g.lits.newNode()
 	if len(names) > 64 {
@@ -563,7 +585,37 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		}
 		c.g.lits.add(n.keys, keyLit(name), int32(i), bit)
 	}
-	return nil
+	return c.objectRules(n, s, deps, at)
+}
+
+// dependencies reads dependentRequired, and draft-07's dependencies
+// whose values are arrays (one with a schema is refused, naming it).
+func dependencies(s map[string]any, at string) (map[string][]string, error) {
+	deps := map[string][]string{}
+	for _, k := range []string{"dependentRequired", "dependencies"} {
+		v, ok := s[k]
+		if !ok {
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("schema %s: %s must be an object", at, k)
+		}
+		for name, list := range m {
+			arr, ok := list.([]any)
+			if !ok {
+				return nil, fmt.Errorf("schema %s: keyword %q with a schema for %q is not enforced by the json controller (only lists of property names are)", at, k, name)
+			}
+			for _, r := range arr {
+				r, ok := r.(string)
+				if !ok {
+					return nil, fmt.Errorf("schema %s: %s must list property names", at, k)
+				}
+				deps[name] = append(deps[name], r)
+			}
+		}
+	}
+	return deps, nil
 }
 
 // enum compiles enum or const into node idx, compiled from the other
