@@ -350,6 +350,9 @@ func stringPattern(s map[string]any, at string) (*strPattern, error) {
 	// budget if it came with the string's first character; dw_init has
 	// seconds.
 	p.distance(d.Start())
+	if p.gaveUp {
+		return nil, fmt.Errorf("schema %s: keyword \"pattern\" (or format) makes an automaton of more than %d states, more than the json controller follows", at, maxDistStates)
+	}
 	return p, nil
 }
 
@@ -362,8 +365,75 @@ type strPattern struct {
 	states []*regex.State
 	start  int32
 	// dist holds, by DFA state, the fewest characters that lead from it
-	// to a match (noMatch for none; 0 where the search gave up).
-	dist map[*regex.State]int32
+	// to a match (noMatch for none; 0 where the search gave up, which
+	// refuses the pattern: gaveUp).
+	dist   map[*regex.State]int32
+	gaveUp bool
+	// finish caches canFinish's stretches: whether a match lies exactly
+	// need characters or more past a state.
+	finish map[finishKey]bool
+}
+
+type finishKey struct {
+	s    *regex.State
+	need int32
+}
+
+// maxStretch bounds how many characters canFinish looks ahead for a
+// match that must be longer than the shortest (minLength): past it, the
+// byte is refused.
+const maxStretch = 64
+
+// canFinish reports whether, at DFA state s with n characters of the
+// string written, a match can still be completed whose length lies
+// within [minLen, maxLen] (maxLen −1: none). The shortest completion
+// (distance) settles most cases; when it would end below minLen, the
+// states that exactly minLen−n more characters reach are searched (ASCII
+// characters only: a stretch through others is refused, never wrongly
+// allowed) for one whose own shortest completion still fits. A byte
+// that leaves no such completion is refused, so a string can neither
+// end too short nor get stuck: an unfinished string would end the reply
+// as an invalid value.
+func (p *strPattern) canFinish(s *regex.State, n, minLen, maxLen int32) bool {
+	d := p.distance(s)
+	if d == noMatch || maxLen >= 0 && int64(n)+int64(d) > int64(maxLen) {
+		return false
+	}
+	if n+d >= minLen {
+		return true
+	}
+	need := minLen - n
+	if need > maxStretch {
+		return false
+	}
+	key := finishKey{s, need}
+	if ok, seen := p.finish[key]; seen {
+		return ok
+	}
+	cur := map[*regex.State]bool{s: true}
+	for range need {
+		next := map[*regex.State]bool{}
+		for st := range cur {
+			for b := range byte(0x80) {
+				if t, ok := p.d.Next(st, b); ok {
+					next[t] = true
+				}
+			}
+		}
+		cur = next
+	}
+	ok := false
+	for st := range cur {
+		if dd := p.distance(st); dd != noMatch && (maxLen < 0 || int64(minLen)+int64(dd) <= int64(maxLen)) {
+			ok = true
+			break
+		}
+	}
+	if p.finish == nil {
+		p.finish = map[finishKey]bool{}
+	}
+	p.finish[key] = ok
+	return ok
 }
 
 const noMatch = math.MaxInt32
@@ -400,6 +470,7 @@ func (p *strPattern) distance(s *regex.State) int32 {
 	var rev [][]edge
 	for i := 0; i < len(states); i++ {
 		if len(states) > maxDistStates {
+			p.gaveUp = true
 			for _, t := range states {
 				if _, ok := p.dist[t]; !ok {
 					p.dist[t] = 0 // unknown, each state searched from once
@@ -558,16 +629,15 @@ func (g *grammar) escapes(l lexer, also string) bool {
 }
 
 // feed runs one decoded byte of a patterned string through its DFA,
-// refusing it where no match can be reached any more within the
-// string's length limit (its characters so far are counted in l.n).
+// refusing it where no match can be completed any more within the
+// string's length limits (its characters so far are counted in l.n).
 func (g *grammar) feed(l *lexer, b byte) bool {
 	p := g.nodes[l.node].pat
 	t, ok := p.d.Next(p.states[l.pos], b)
 	if !ok {
 		return false
 	}
-	d := p.distance(t)
-	if maxLen := g.nodes[l.node].maxLen; d == noMatch || maxLen >= 0 && int64(l.n)+int64(d) > int64(maxLen) {
+	if nd := &g.nodes[l.node]; !p.canFinish(t, int32(l.n), nd.minLen, nd.maxLen) {
 		return false
 	}
 	l.pos = p.id(t)

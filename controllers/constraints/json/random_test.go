@@ -132,7 +132,7 @@ type schemaGen struct {
 }
 
 var (
-	genPatterns = []string{"^[a-z]+$", "^[0-9]{3}-[0-9]{4}$", "ab", "^x", "[A-Z][a-z]*", "^(yes|no)$"}
+	genPatterns = []string{"^[a-z]+$", "^[0-9]{3}-[0-9]{4}$", "ab", "^x", "[A-Z][a-z]*", "^(yes|no)$", "^[0-9]{5}$", "^(ab)+$"}
 	genFormats  = []string{"date", "time", "date-time", "uuid", "ipv4", "email"}
 	genConsts   = []any{"red", 3, true, nil, 1.5, "a b", []any{1, "x"}, map[string]any{"k": 1}}
 )
@@ -150,6 +150,9 @@ func (g *schemaGen) value(depth int) map[string]any {
 		case 0:
 			s["pattern"] = genPatterns[g.r.IntN(len(genPatterns))]
 			s["maxLength"] = 40
+			if g.r.IntN(2) == 0 { // lengths the pattern may not fit
+				s["minLength"], s["maxLength"] = g.r.IntN(7), 3+g.r.IntN(8)
+			}
 		case 1:
 			s["format"] = genFormats[g.r.IntN(len(genFormats))]
 			delete(s, "maxLength")

@@ -428,6 +428,12 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	if f, _ := s["format"].(string); f == "email" && (n.maxLen < 0 || n.maxLen > 254) {
 		n.maxLen = 254 // RFC 5321's limit, which the pattern keeps anyway
 	}
+	if p := n.pat; p != nil && !p.canFinish(p.states[p.start], 0, n.minLen, n.maxLen) || n.maxLen >= 0 && n.minLen > n.maxLen {
+		n.types &^= tString // no string matches within the length limits
+	}
+	if n.maxItems >= 0 && n.minItems > n.maxItems {
+		n.types &^= tArray // no array has that many items
+	}
 	if items, ok := s["items"]; ok {
 		if n.items, err = c.schema(items, at+"/items"); err != nil {
 			return n, err
