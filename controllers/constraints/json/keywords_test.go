@@ -60,6 +60,7 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"maxProperties":        {`{"type":"object","maxProperties":1}`, `{"a":1}`, `{"a":1,"b":2}`},
 		"dependentRequired":    {`{"type":"object","dependentRequired":{"a":["b"]}}`, `{"a":1,"b":2}`, `{"a":1}`},
 		"dependencies":         {`{"type":"object","dependencies":{"a":["b"]}}`, `{"b":2,"a":1}`, `{"a":1,"c":2}`},
+		"not":                  {`{"type":["string","null"],"not":{"type":"null"}}`, `"x"`, `null`},
 	}
 	for _, k := range enforced {
 		c, ok := cases[k]
@@ -89,7 +90,8 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
 		{`{"type":"string","format":"hostname"}`, "format"},
 		{`{"type":"string","maxLenght":3}`, "maxLenght"},
-		{`{"not":{"type":"string"}}`, "not"},
+		{`{"not":{"minimum":3}}`, "not"},
+		{`{"not":{"type":"integer"}}`, "not"},
 		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/s","minimum":true}},"$defs":{"s":{"type":"integer"}}}`, "minimum"},
 		{`{"type":"number","multipleOf":0.001234567}`, "multipleOf"},
 		{`{"allOf":[{"type":"string","pattern":"b"},{"pattern":"a"}]}`, "pattern"},

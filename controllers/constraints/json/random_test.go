@@ -139,7 +139,7 @@ var (
 
 // value is a schema for any value, depth levels down.
 func (g *schemaGen) value(depth int) map[string]any {
-	kinds := []string{"string", "integer", "number", "boolean", "null", "enum", "const"}
+	kinds := []string{"string", "integer", "number", "boolean", "null", "enum", "const", "not"}
 	if depth < 3 {
 		kinds = append(kinds, "object", "object", "array", "anyOf", "oneOf", "allOf", "ref")
 	}
@@ -177,6 +177,13 @@ func (g *schemaGen) value(depth int) map[string]any {
 		return s
 	case "boolean", "null":
 		return map[string]any{"type": k}
+	case "not":
+		names := []any{"string", "integer", "number", "boolean", "null"}
+		var ts []any
+		for _, j := range g.r.Perm(len(names))[:2+g.r.IntN(2)] {
+			ts = append(ts, names[j])
+		}
+		return map[string]any{"type": ts, "not": map[string]any{"type": ts[g.r.IntN(len(ts))]}}
 	case "enum":
 		n := 1 + g.r.IntN(4)
 		var vals []any

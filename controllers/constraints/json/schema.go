@@ -109,7 +109,7 @@ var (
 	enforced = []string{"type", "enum", "const", "properties", "required", "additionalProperties",
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
 		"allOf", "anyOf", "oneOf", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies"}
+		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies", "not"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -385,6 +385,19 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 			n.loose |= tInteger
 		}
 	}
+	if ns, ok := s["not"]; ok {
+		ex, err := notTypes(ns, at)
+		if err != nil {
+			return n, err
+		}
+		if ex&tInteger != 0 && ex&tNumber == 0 && n.types&tNumber != 0 {
+			// A number that is not an integer needs a fraction that is
+			// not zero (5.0 is an integer): not written that way.
+			return n, fmt.Errorf("schema %s: keyword \"not\" of integer beside numbers is not enforced by the json controller, so the schema is refused", at)
+		}
+		n.types &^= ex
+		n.loose &^= ex
+	}
 	inline := c.inline
 	c.inline = 0 // a container's values start a new count
 	defer func() { c.inline = inline }()
@@ -458,6 +471,35 @@ func count(v any) (int64, bool) {
 		return 0, false
 	}
 	return int64(min(f, 1<<53)), true
+}
+
+// notTypes reads "not", which the controller enforces where it takes
+// away types: not of a schema of only "type" (and annotations) takes away
+// those types (number takes integers too), not true every type, not
+// false none. Any other "not" refuses the schema, naming it.
+func notTypes(v any, at string) (uint8, error) {
+	switch v := v.(type) {
+	case bool:
+		if v {
+			return tAny, nil
+		}
+		return 0, nil
+	case map[string]any:
+		if _, ok := v["type"]; ok {
+			only := true
+			for k := range v {
+				only = only && (k == "type" || slices.Contains(annotations, k))
+			}
+			if only {
+				ty, err := types(v, at+"/not")
+				if ty&tNumber != 0 {
+					ty |= tInteger
+				}
+				return ty, err
+			}
+		}
+	}
+	return 0, fmt.Errorf("schema %s: keyword \"not\" is enforced only as not of a type (such as {\"not\":{\"type\":\"null\"}}), so the schema is refused", at)
 }
 
 // types reads "type", or infers it from the other keywords.
