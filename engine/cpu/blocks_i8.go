@@ -25,6 +25,21 @@ import (
 // [−127, 127]).
 type blockGemvI8 func(out []float32, w []byte, xq []int8, dx, xsum []float32)
 
+// blockGemvShape checks the operands of a blockGemvI8 for blocks of typ,
+// which the assembly kernels trust, and returns the rows, the row's bytes
+// and the input's chunks of 32 (rows 0: nothing to do).
+func blockGemvShape(typ gguf.Type, out []float32, w []byte, xq []int8, dx, xsum []float32) (rows, rowBytes, chunks int) {
+	rows, chunks = len(out), len(xq)/32
+	if rows == 0 {
+		return 0, 0, 0
+	}
+	rb, err := typ.RowBytes(len(xq))
+	if err != nil || chunks == 0 || len(w) != rows*rb || len(dx) < chunks || len(xsum) < chunks {
+		panic("cpu: int8 block gemv operands do not match")
+	}
+	return rows, rb, chunks
+}
+
 // blockPanelI8 lays out sixteen rows of blocks of one type, the first
 // at w[0], rowBytes apart, as fillI8 does.
 type blockPanelI8 func(p *i8Panel, w []byte, rowBytes int)

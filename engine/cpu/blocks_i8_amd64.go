@@ -32,16 +32,9 @@ type blockGemvAsm func(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, 
 // checks the lengths f trusts.
 func asmBlockGemv(f blockGemvAsm, typ gguf.Type) blockGemvI8 {
 	return func(out []float32, w []byte, xq []int8, dx, xsum []float32) {
-		rows := len(out)
-		if rows == 0 {
-			return
+		if rows, rb, blocks := blockGemvShape(typ, out, w, xq, dx, xsum); rows > 0 {
+			f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], blocks)
 		}
-		blocks := len(xq) / 32
-		rb, err := typ.RowBytes(len(xq))
-		if err != nil || blocks == 0 || len(w) != rows*rb || len(dx) < blocks || len(xsum) < blocks {
-			panic("cpu: int8 block gemv operands do not match")
-		}
-		f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], blocks)
 	}
 }
 

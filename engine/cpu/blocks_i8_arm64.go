@@ -14,17 +14,12 @@ var blocksNEON = [blockI8Types]blockGemvI8{
 // neonBlockGemv wraps the kernel for blocks of typ, checking the operands
 // that the assembly trusts.
 func neonBlockGemv(typ gguf.Type, asm func(out *float32, w *byte, xq *int8, dx, xsum, f *float32, rows, blocks int)) blockGemvI8 {
-	bs, bb := typ.BlockSize(), typ.BlockBytes()
+	bs := typ.BlockSize()
 	return func(out []float32, w []byte, xq []int8, dx, xsum []float32) {
-		rows, cols := len(out), len(xq)
-		if rows == 0 {
-			return
+		if rows, _, _ := blockGemvShape(typ, out, w, xq, dx, xsum); rows > 0 {
+			var f [16]float32 // the k-quants' steps and offsets of a super-block
+			asm(&out[0], &w[0], &xq[0], &dx[0], &xsum[0], &f[0], rows, len(xq)/bs)
 		}
-		if cols == 0 || cols%bs != 0 || len(w) != rows*cols/bs*bb || len(dx) < cols/32 || len(xsum) < cols/32 {
-			panic("cpu: int8 GGUF gemv operands do not match")
-		}
-		var f [16]float32 // the k-quants' steps and offsets of a super-block
-		asm(&out[0], &w[0], &xq[0], &dx[0], &xsum[0], &f[0], rows, cols/bs)
 	}
 }
 
