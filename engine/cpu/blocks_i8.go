@@ -75,20 +75,23 @@ func (m *blockMatrix) int8() bool {
 	return i >= 0 && kern.gemvBlocksI8[i] != nil
 }
 
-// layout: Q6_K's batches stay in float, as an i8Panel has one scale per
-// 32 weights and Q6_K one per 16.
+// layout: Q6_K's batches stay in float unless the set has gemmQ6K, as
+// Q6_K has one scale per 16 weights where gemmI8 takes one per chunk.
 func (m *blockMatrix) layout() layout {
-	return layout{int8: m.int8(), floatBatch: m.typ == gguf.Q6_K}
+	return layout{int8: m.int8(), floatBatch: m.typ == gguf.Q6_K && kern.gemmQ6K == nil}
 }
 
-// gemmBits is the gemmI8 kernel (kernelSet.gemmI8[gemmBits/8]) that
-// m's panels want: Q8_0's codes, 128 added, fill a byte; the others are
-// at most 31.
-func (m *blockMatrix) gemmBits() int {
-	if m.typ == gguf.Q8_0 {
-		return 8
+// batchGemm is the batch kernel m's panels want: Q8_0's codes, 128
+// added, fill a byte (gemmI8[1]); Q6_K's are signed, in two halves
+// (gemmQ6K); the others are at most 31 (gemmI8[0]).
+func (m *blockMatrix) batchGemm() gemmI8 {
+	switch m.typ {
+	case gguf.Q8_0:
+		return kern.gemmI8[1]
+	case gguf.Q6_K:
+		return kern.gemmQ6K
 	}
-	return 4
+	return kern.gemmI8[0]
 }
 
 // fillI8 lays out rows [r0, r0+nr) as an int8 panel (i8Panel), in
@@ -105,9 +108,12 @@ func (m *blockMatrix) fillI8(p *i8Panel, r0, nr int) {
 	w := unsafe.Slice((*uint32)(unsafe.Pointer(&p.w[0])), len(p.w)/4)
 	for r := range nr {
 		row := m.data[(r0+r)*m.rowBytes:][:m.rowBytes]
-		if m.typ == gguf.Q4_K || m.typ == gguf.Q5_K {
+		switch m.typ {
+		case gguf.Q4_K, gguf.Q5_K:
 			fillK(p, w, row, r, m.typ == gguf.Q5_K)
-		} else {
+		case gguf.Q6_K:
+			fillQ6K(p, w, row, r)
+		default:
 			fillLegacy(p, w, row, r, m.typ)
 		}
 	}
@@ -167,6 +173,30 @@ func fillK(p *i8Panel, w []uint32, row []byte, r int, q5 bool) {
 					v |= binary.LittleEndian.Uint32(qh[4*i:]) >> j & 0x01010101 << 4
 				}
 				o[16*i] = v
+			}
+		}
+	}
+}
+
+// fillQ6K lays out row r of a panel from a row of Q6_K super-blocks for
+// gemmQ6K (gguf's dequantQ6_K gives the layout): chunk j's codes are
+// q−32 as int8, q the low (j%4 < 2) or high nibbles of 32 ql bytes with
+// two bits of each qh byte as bits 4 and 5; its first sixteen columns
+// take scale d·sc[2j] (p.s), its last sixteen d·sc[2j+1] (p.b).
+func fillQ6K(p *i8Panel, w []uint32, row []byte, r int) {
+	for sb := range len(row) / 210 {
+		b := row[sb*210:][:210]
+		d := f16ToF32(binary.LittleEndian.Uint16(b[208:]))
+		for j := range 8 {
+			c := sb*8 + j
+			p.s[c*16+r], p.b[c*16+r] = d*float32(int8(b[192+2*j])), d*float32(int8(b[193+2*j]))
+			half, q := j/4, j%4
+			ql, qh := b[64*half+32*(q&1):], b[128+32*half:]
+			o := w[c*8*16+r:]
+			for i := range 8 {
+				v := binary.LittleEndian.Uint32(ql[4*i:])>>(4*(q>>1))&0x0f0f0f0f |
+					binary.LittleEndian.Uint32(qh[4*i:])>>(2*q)&0x03030303<<4
+				o[16*i] = (v | 0x80808080) - 0x20202020 ^ 0x80808080 // each byte less 32
 			}
 		}
 	}

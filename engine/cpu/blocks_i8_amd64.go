@@ -117,4 +117,7 @@ func panelQ4_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 func panelQ5_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
+func panelQ6_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
 func dequantQ6_KAVX2(dst *float32, src *byte, n int)

@@ -270,7 +270,7 @@ func TestBlockKernelsExtremes(t *testing.T) {
 				p := newI8Panel(cols)
 				m.fillI8(&p, 0, rows)
 				tile := make([]float32, 16*np)
-				ks.gemmI8[m.gemmBits()/8](tile, &p, xq, ones, xs, np, np)
+				m.batchGemm()(tile, &p, xq, ones, xs, np, np)
 				for i, v := range tile {
 					if v != want {
 						t.Fatalf("%s: batch row %d input %d = %g, want %g", what, i%16, i/16, v, want)
@@ -285,7 +285,7 @@ func TestBlockKernelsExtremes(t *testing.T) {
 // TestBlockBatch checks the batch product of every block type with int8
 // batches on every int8 set against its single-input kernel, which does
 // the same integer maths in another order, for row counts that leave a
-// partial panel. (Q6_K's batches are float.)
+// partial panel. (Q6_K's batches are float in a set without gemmQ6K.)
 func TestBlockBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const cols = 512
@@ -293,7 +293,7 @@ func TestBlockBatch(t *testing.T) {
 		saved := kern
 		kern = ks
 		for _, typ := range i8BlockTypes {
-			if typ == gguf.Q6_K {
+			if typ == gguf.Q6_K && ks.gemmQ6K == nil {
 				continue
 			}
 			for _, rows := range []int{16, 37} {
@@ -329,15 +329,13 @@ func TestBlockBatch(t *testing.T) {
 }
 
 // TestBlockPanels checks the panels fillI8 lays out: that scale·code +
-// bias is each weight as gguf.Dequantize gives it, and that the assembly
+// bias is each weight as gguf.Dequantize gives it (Q6_K: the scale of
+// its half of the chunk times the signed code), and that the assembly
 // kernels of every set lay out whole panels exactly as the Go code does.
 func TestBlockPanels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const rows, cols = 32, 512
 	for _, typ := range i8BlockTypes {
-		if typ == gguf.Q6_K { // its batches stay in float
-			continue
-		}
 		w := randBlocks(rng, typ, rows, cols, false)
 		m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ})
 		if err != nil {
@@ -352,8 +350,14 @@ func TestBlockPanels(t *testing.T) {
 		for r := range 16 {
 			m.row(row, 16+r)
 			for k, v := range row {
-				c := k / 32
-				got := want.s[c*16+r]*float32(want.w[(k/4*16+r)*4+k%4]) + want.b[c*16+r]
+				c, code := k/32, want.w[(k/4*16+r)*4+k%4]
+				got := want.s[c*16+r]*float32(code) + want.b[c*16+r]
+				if typ == gguf.Q6_K {
+					got = want.s[c*16+r] * float32(int8(code))
+					if k%32 >= 16 {
+						got = want.b[c*16+r] * float32(int8(code))
+					}
+				}
 				if d := math.Abs(float64(got - v)); d > 1e-6*math.Abs(float64(want.s[c*16+r]))*256 {
 					t.Fatalf("%s: row %d column %d: panel %g, dequantised %g", typ, r, k, got, v)
 				}

@@ -285,9 +285,8 @@ type i8Matrix interface {
 	matrix
 	// fillI8 lays out rows [r0, r0+nr) as p, rows past nr left alone.
 	fillI8(p *i8Panel, r0, nr int)
-	// gemmBits picks the batch kernel for its panels,
-	// kernelSet.gemmI8[gemmBits/8]: 8 where codes reach 255.
-	gemmBits() int
+	// batchGemm is the batch kernel for its panels.
+	batchGemm() gemmI8
 }
 
 // gemmBatchI8 sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
@@ -296,7 +295,7 @@ type i8Matrix interface {
 func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 	rows, cols := m.dims()
 	nt := roundUp(in.n, 8)
-	gemm := kern.gemmI8[m.gemmBits()/8]
+	gemm := m.batchGemm()
 	for r0 := lo; r0 < hi; r0 += 16 {
 		nr := min(16, hi-r0)
 		p := &s.i8
@@ -319,4 +318,5 @@ func (m *affineMatrix) fillI8(p *i8Panel, r0, nr int) {
 		m.biases.slice(r0*groups, (r0+nr)*groups), nr, m.cols, m.group)
 }
 
-func (m *affineMatrix) gemmBits() int { return m.bits }
+// batchGemm: kernelSet.gemmI8[1] where codes reach 255.
+func (m *affineMatrix) batchGemm() gemmI8 { return kern.gemmI8[m.bits/8] }

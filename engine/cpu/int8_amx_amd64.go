@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/driftwoodlabs/driftwood/engine/gguf"
+
 // amxKernels is the avx512vnni set with the batch product over int8
 // inputs on AMX-INT8 tiles (int8_amx_amd64.s; docs/RATIONALE.md, "AMX
 // tiles for prefill"). It is in kernelSets only where the CPU has
@@ -7,25 +9,35 @@ package cpu
 var amxKernels = func() kernelSet {
 	ks := avx512VNNIKernels
 	ks.name = "amx"
-	ks.gemmI8 = [2]gemmI8{gemmI8AMXGo, gemmI8AMXGo}
+	ks.gemmI8 = [2]gemmI8{amxGemm(gemmI8AMX), amxGemm(gemmI8AMX)}
+	ks.gemmQ6K = amxGemm(gemmQ6KAMX)
+	ks.panelBlocksI8[blockI8Type(gguf.Q6_K)] = asmBlockPanel(panelQ6_KAVX2, gguf.Q6_K)
 	return ks
 }()
 
-// gemmI8AMXGo is the amx set's gemmI8: the panel's codes laid out again
-// for TDPBUSD (amxPanel, into p.a), then the tile kernel, which stores
+// amxTiles is an AMX batch kernel on the operands' first elements.
+type amxTiles func(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+
+// amxGemm is the tile kernel f as the amx set's gemmI8: the panel's codes
+// laid out again for the tiles (amxPanel, into p.a), then f, which stores
 // each chunk's int32 sums to p.c on their way to floats. The panel
 // kernels stay avx512vnni's, so a panel means the same in every set.
-func gemmI8AMXGo(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
-	chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
-	if np%16 != 0 || len(p.a) < 512*chunks || len(p.c) < 1024 {
-		panic("cpu: int8 gemm operands do not match")
+func amxGemm(f amxTiles) gemmI8 {
+	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
+		chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
+		if np%16 != 0 || len(p.a) < 512*chunks || len(p.c) < 1024 {
+			panic("cpu: int8 gemm operands do not match")
+		}
+		amxPanel(&p.a[0], &p.w[0], chunks)
+		f(&tile[0], &p.a[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], &p.c[0], np, nt, chunks)
 	}
-	amxPanel(&p.a[0], &p.w[0], chunks)
-	gemmI8AMX(&tile[0], &p.a[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], &p.c[0], np, nt, chunks)
 }
 
 //go:noescape
 func amxPanel(a, w *uint8, chunks int)
+
+//go:noescape
+func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 
 //go:noescape
 func gemmI8AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)

@@ -40,6 +40,11 @@ type kernelSet struct {
 	// panelBlocksI8, where the set has it, lays out whole panels of GGUF
 	// blocks for gemmI8 (blockMatrix.fillI8).
 	panelBlocksI8 [blockI8Types]blockPanelI8
+	// gemmQ6K, where the set has it, is gemmI8 for Q6_K's panels: signed
+	// codes, p.s the scale of each chunk's first sixteen columns and p.b
+	// that of its last sixteen, no bias. Without it Q6_K's batches go in
+	// float.
+	gemmQ6K gemmI8
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
 	swiglu func(gate, up []float32)
 	// expSum sets x[i] = exp(x[i]-m) and returns the sum.

@@ -36,6 +36,11 @@ var amxOps = map[string]struct{ bytes, att string }{
 	// The stores to the other half of c, at DI.
 	"storeCDI":  {"c4 e2 7a 4b 04 07", "tilestored %tmm0, (%rdi,%rax,1)"},
 	"storeC1DI": {"c4 e2 7a 4b 9c 07 00 04 00 00", "tilestored %tmm3, 1024(%rdi,%rax,1)"},
+	// gemmQ6KAMX's: TDPBSSD, C += s8(A)·s8(B), on both sets of tiles,
+	// and the second set's A from the chunk's last sixteen columns.
+	"dpS":      {"c4 e2 6b 5e c1", "tdpbssd %tmm2, %tmm1, %tmm0"},
+	"dpS1":     {"c4 e2 53 5e dc", "tdpbssd %tmm5, %tmm4, %tmm3"},
+	"loadAHi1": {"c4 e2 7b 4b 64 16 10", "tileloadd 16(%rsi,%rdx,1), %tmm4"},
 	// TILERELEASE: the tiles back to their initial state.
 	"release": {"c4 e2 78 49 c0", "tilerelease"},
 }
@@ -75,6 +80,19 @@ DATA amxcfg<>+48(SB)/8, $0x0000081010081010 // rows: 16, 16, 8, 16, 16, 8
 DATA amxcfg<>+56(SB)/8, $0
 GLOBL amxcfg<>(SB), RODATA|NOPTR, $64
 
+// amxcfg6 is gemmQ6KAMX's: the same with A sixteen rows of 16 bytes (half
+// a chunk of each row's codes) and B four rows (half a chunk of sixteen
+// inputs).
+DATA amxcfg6<>+0(SB)/8, $1
+DATA amxcfg6<>+8(SB)/8, $0
+DATA amxcfg6<>+16(SB)/8, $0x0040004000100040 // bytes a row: 64, 16, 64, 64, 16, 64
+DATA amxcfg6<>+24(SB)/8, $0x0000000000400010
+DATA amxcfg6<>+32(SB)/8, $0
+DATA amxcfg6<>+40(SB)/8, $0
+DATA amxcfg6<>+48(SB)/8, $0x0000041010041010 // rows: 16, 16, 4, 16, 16, 4
+DATA amxcfg6<>+56(SB)/8, $0
+GLOBL amxcfg6<>(SB), RODATA|NOPTR, $64
+
 // amxperm holds amxPanel's index vectors: for VPERMT2D, dwords 0-7 of
 // the two tables interleaved, then dwords 8-15; for VPERMT2Q, qwords 0-3
 // interleaved, then 4-7; pairs of qwords 0-3 interleaved, then 4-7.
@@ -111,6 +129,7 @@ func amx() []byte {
 	b.WriteString(amxHeader)
 	b.WriteString(amxPanelText())
 	b.WriteString(amxGemmText())
+	b.WriteString(amxQ6KText())
 	var pairs []string
 	for name := range amxOps {
 		pairs = append(pairs, "{{"+name+"}}", amxOp(name))
@@ -195,6 +214,7 @@ func amxGemmText() string {
 	var b strings.Builder
 	p := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	b.WriteString(amxGemmHead)
+	b.WriteString(amxGemmStart)
 	for r := range 16 {
 		p("VPXORD Z%d, Z%d, Z%d", r, r, r)
 	}
@@ -224,6 +244,50 @@ func amxGemmText() string {
 	scale(1024)
 	b.WriteString(amxGemmOne)
 	scale(0)
+	amxGemmEnd(&b)
+	return b.String()
+}
+
+// amxQ6KText is gemmQ6KAMX, gemmI8AMX's loop for Q6_K's panels: each
+// chunk on both sets of tiles, one for each half of its columns.
+func amxQ6KText() string {
+	var b strings.Builder
+	p := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	b.WriteString(amxQ6KHead)
+	b.WriteString(amxGemmStart)
+	for r := range 16 {
+		p("VPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	b.WriteString(amxGemmSetup)
+	// scale adds the chunk's two halves of sums at BX and 1024(BX),
+	// times their scales and the inputs' steps, to Z0-Z15, and steps to
+	// the next chunk's scales and steps.
+	scale := func() {
+		p("VMOVUPS (R11), Z16")
+		for r := range 16 {
+			p("VCVTDQ2PS        %d(BX), Z18", 64*r)
+			p("VCVTDQ2PS        %d(BX), Z19", 1024+64*r)
+			p("VMULPS.BCST      %d(R8), Z18, Z18", 4*r)
+			p("VFMADD231PS.BCST %d(R9), Z19, Z18", 4*r)
+			p("VFMADD231PS      Z16, Z18, Z%d", r)
+		}
+		p("ADDQ $64, R8")
+		p("ADDQ $64, R9")
+		p("ADDQ R13, R11")
+	}
+	b.WriteString(amxQ6KLoop)
+	scale()
+	b.WriteString(amxQ6KDrain)
+	scale()
+	amxGemmEnd(&b)
+	return b.String()
+}
+
+// amxGemmEnd writes the batch kernels' end: Z0-Z15, sixteen rows' sums
+// for sixteen inputs, transposed to tile and on to the next sixteen
+// inputs.
+func amxGemmEnd(b *strings.Builder) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
 	b.WriteString("\nlast:\n\tMOVQ out-24(SP), DI\n")
 	// Z0-Z15 hold row r's sums for sixteen inputs; transpose them to an
 	// input's sixteen rows each: 4×4 blocks within each 128-bit lane
@@ -262,7 +326,6 @@ func amxGemmText() string {
 		p("VMOVUPS Z%d, %d(DI)", t, 64*(t-8))
 	}
 	b.WriteString(amxGemmTail)
-	return b.String()
 }
 
 const amxGemmHead = `
@@ -284,7 +347,11 @@ const amxGemmHead = `
 // signal, whose handler leaves the tiles alone.
 TEXT ·gemmI8AMX(SB), NOSPLIT, $24-88
 	LEAQ amxcfg<>(SB), AX
-	{{cfg}}
+`
+
+// amxGemmStart follows a batch kernel's TEXT line and its configuration's
+// address in AX.
+const amxGemmStart = `	{{cfg}}
 	MOVQ tile+0(FP), DI
 	MOVQ c+56(FP), BX
 	MOVQ np+64(FP), R13
@@ -394,4 +461,52 @@ done:
 	{{release}}
 	VZEROUPPER
 	RET
+`
+
+const amxQ6KHead = `
+// func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+//
+// gemmI8AMX for Q6_K's panels (blockMatrix.fillI8): signed codes, one
+// scale for a chunk's first sixteen columns (sp) and one for its last
+// sixteen (bp), no bias (xs is not read). Each chunk is two TDPBSSDs, its
+// halves on the two sets of tiles, their sums stored to one half of c
+// while the floats of the chunk before are made from the other.
+TEXT ·gemmQ6KAMX(SB), NOSPLIT, $24-88
+	LEAQ amxcfg6<>(SB), AX
+`
+
+// amxQ6KHalves starts a chunk's two products (B's halves four rows of
+// xq apart) and stores their sums.
+const amxQ6KHalves = `	{{loadA}}
+	{{loadB}}
+	{{zero}}
+	{{dpS}}
+	LEAQ (R10)(R13*4), R10
+	{{loadAHi1}}
+	{{loadB1}}
+	{{zero1}}
+	{{dpS1}}
+	LEAQ (R10)(R13*4), R10
+	ADDQ $512, SI
+`
+
+const amxQ6KLoop = `	MOVQ DI, out-24(SP)
+	MOVQ c+56(FP), BX
+	LEAQ 2048(BX), DI
+` + amxQ6KHalves + `	{{storeC}}
+	{{storeC1}}
+	DECQ CX
+
+chunk:
+	TESTQ CX, CX
+	JZ    drain
+` + amxQ6KHalves + `	{{storeCDI}}
+	{{storeC1DI}}
+`
+
+const amxQ6KDrain = `	XCHGQ BX, DI
+	DECQ  CX
+	JMP   chunk
+
+drain:
 `
