@@ -92,13 +92,29 @@ type blockPanelAsm func(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks in
 // that checks the lengths f trusts.
 func asmBlockPanel(f blockPanelAsm, typ gguf.Type) blockPanelI8 {
 	return func(p *i8Panel, w []byte, rowBytes int) {
-		bb, per := typ.BlockBytes(), typ.BlockSize()
-		chunks := rowBytes / bb * per / 32
-		if chunks == 0 || rowBytes%bb != 0 || len(w) < 16*rowBytes || len(p.w) < 16*32*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
-			panic("cpu: int8 block panel operands do not match")
-		}
-		f(&p.w[0], &p.s[0], &p.b[0], &w[0], rowBytes, chunks)
+		f(&p.w[0], &p.s[0], &p.b[0], &w[0], rowBytes, checkBlockPanel(p, p.w, w, rowBytes, typ))
 	}
+}
+
+// tileBlockPanel is the panel kernel f, which lays the codes out in tile
+// order (i8Panel.a), as a blockPanelI8.
+func tileBlockPanel(f blockPanelAsm, typ gguf.Type) blockPanelI8 {
+	return func(p *i8Panel, w []byte, rowBytes int) {
+		f(&p.a[0], &p.s[0], &p.b[0], &w[0], rowBytes, checkBlockPanel(p, p.a, w, rowBytes, typ))
+		p.tiled = true
+	}
+}
+
+// checkBlockPanel panics unless sixteen rows of w and a panel whose codes
+// go to codes hold all that a panel kernel reads and writes, and returns
+// the rows' chunks.
+func checkBlockPanel(p *i8Panel, codes []uint8, w []byte, rowBytes int, typ gguf.Type) int {
+	bb, per := typ.BlockBytes(), typ.BlockSize()
+	chunks := rowBytes / bb * per / 32
+	if chunks == 0 || rowBytes%bb != 0 || len(w) < 16*rowBytes || len(codes) < 16*32*chunks || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+		panic("cpu: int8 block panel operands do not match")
+	}
+	return chunks
 }
 
 //go:noescape
@@ -117,7 +133,10 @@ func panelQ4_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 func panelQ5_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
-func panelQ6_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+func panelQ4_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ6_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
 func dequantQ6_KAVX2(dst *float32, src *byte, n int)

@@ -388,66 +388,19 @@ q5ksb:
 	VZEROUPPER
 	RET
 
-// Q6_K's panel, for gemmQ6K: a super-block of sixteen rows at a time. The
-// 32 ql bytes at 64h+32p of four rows go through T4 with the 32 qh bytes
-// at 128+32h: each dword column's low nibbles, with qh's bits 2p and
-// 2p+1 as bits 4 and 5, are chunk 4h+p, its high nibbles, with bits
-// 2p+4 and 2p+5, chunk 4h+p+2; 32 is taken from each code. Then each
-// row's sixteen int8 scales, times d: the even ones are the chunks'
-// scales, the odd ones their biases (the scales of their last sixteen
-// columns). Y15 holds bytes of 0x0f, Y12 of 0x30, Y13 of 0x20.
+// Q6_K's codes: the low nibbles of ql's 32 bytes at 64h+32p, with qh's
+// bits 2p and 2p+1 (qh's 32 bytes at 128+32h) as bits 4 and 5, are
+// chunk 4h+p; their high nibbles, with bits 2p+4 and 2p+5, chunk
+// 4h+p+2; 32 is taken from each code. A row's sixteen int8 scales, times
+// d: the even ones are the chunks' scales, the odd ones their biases
+// (the scales of their last sixteen columns, for gemmQ6K). Y15 holds
+// bytes of 0x0f, Y12 of 0x30, Y13 of 0x20.
 
 // Q6SHL4 and the others move qh's two bits for a chunk to bits 4 and 5.
 #define Q6SHL4(h) VPSLLW $4, h, Y5
 #define Q6SHL2(h) VPSLLW $2, h, Y5
 #define Q6SH0(h) VMOVDQA h, Y5
 #define Q6SHR2(h) VPSRLW $2, h, Y5
-
-// Q6STORE stores code column y's nibbles (SH its qh bits) to chunk c.
-#define Q6STORE(c, j, g, h, SH) \
-	SH(h) \
-	VPAND Y12, Y5, Y5 \
-	VPOR Y5, Y4, Y4 \
-	VPSUBB Y13, Y4, Y4 \
-	VMOVDQU X4, (512*(c)+64*j+16*g)(DI) \
-	VEXTRACTI128 $1, Y4, (512*(c)+64*j+256+16*g)(DI)
-
-// Q6COL lays out dword column j of four rows (y; h their qh), row group
-// g, for chunks 4hf+p (low nibbles) and 4hf+p+2 (high).
-#define Q6COL(y, h, j, g, cl, ch, SHL, SHH) \
-	VPAND Y15, y, Y4 \
-	Q6STORE(cl, j, g, h, SHL) \
-	VPSRLW $4, y, Y4 \
-	VPAND Y15, Y4, Y4 \
-	Q6STORE(ch, j, g, h, SHH)
-
-// Q6CODES lays out the ql bytes at off of four rows (R13 the first), row
-// group g, as chunks cl and ch.
-#define Q6CODES(off, g, cl, ch, SHL, SHH) \
-	VMOVDQU (off)(R13), Y0 \
-	VMOVDQU (off)(R13)(R14*1), Y1 \
-	VMOVDQU (off)(R13)(R14*2), Y2 \
-	VMOVDQU (off)(R13)(AX*1), Y3 \
-	T4(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) \
-	Q6COL(Y0, Y8, 0, g, cl, ch, SHL, SHH) \
-	Q6COL(Y1, Y9, 1, g, cl, ch, SHL, SHH) \
-	Q6COL(Y2, Y10, 2, g, cl, ch, SHL, SHH) \
-	Q6COL(Y3, Y11, 3, g, cl, ch, SHL, SHH)
-
-// Q6HALF lays out half hf (chunks 4hf to 4hf+3) of row group g.
-#define Q6HALF(hf, g) \
-	VMOVDQU (128+32*hf)(R13), Y8 \
-	VMOVDQU (128+32*hf)(R13)(R14*1), Y9 \
-	VMOVDQU (128+32*hf)(R13)(R14*2), Y10 \
-	VMOVDQU (128+32*hf)(R13)(AX*1), Y11 \
-	T4(Y8, Y9, Y10, Y11, Y4, Y5, Y6, Y7) \
-	Q6CODES(64*hf, g, 4*hf, 4*hf+2, Q6SHL4, Q6SH0) \
-	Q6CODES(64*hf+32, g, 4*hf+1, 4*hf+3, Q6SHL2, Q6SHR2)
-
-#define Q6GROUP(g) \
-	Q6HALF(0, g) \
-	Q6HALF(1, g) \
-	LEAQ (R13)(R14*4), R13
 
 // Q6SC stores row r's scales (R13 its super-block; X14 the shuffle that
 // puts the even bytes first) and steps R13 to the next row.
@@ -471,8 +424,90 @@ DATA q6even<>+0(SB)/8, $0x0e0c0a0806040200
 DATA q6even<>+8(SB)/8, $0x0f0d0b0907050301
 GLOBL q6even<>(SB), RODATA|NOPTR, $16
 
-// func panelQ6_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
-TEXT ·panelQ6_KAVX2(SB), NOSPLIT, $0-48
+// The amx set's panels of Q4_K and Q6_K are laid out straight in tile
+// order (i8Panel.a: for each chunk, each row's 32 codes in column order),
+// so they need no transpose: a row's 32 code bytes are two chunks' codes,
+// its low and high nibbles. DI is a.
+
+// TROWS4K lays out the codes of rows r (R13 its super-block).
+#define TROWS4K(r) \
+	TPAIR4K(0, 0, 1, r) \
+	TPAIR4K(32, 2, 3, r) \
+	TPAIR4K(64, 4, 5, r) \
+	TPAIR4K(96, 6, 7, r) \
+	ADDQ R14, R13
+
+// TPAIR4K stores the nibbles of the 32 code bytes at 16+off(R13) to row r
+// of chunks cl (low) and ch (high).
+#define TPAIR4K(off, cl, ch, r) \
+	VMOVDQU (16+off)(R13), Y0 \
+	VPAND Y15, Y0, Y1 \
+	VMOVDQU Y1, (512*cl+32*r)(DI) \
+	VPSRLW $4, Y0, Y0 \
+	VPAND Y15, Y0, Y0 \
+	VMOVDQU Y0, (512*ch+32*r)(DI)
+
+// func panelQ4_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ4_KTiles(SB), NOSPLIT, $0-48
+	PARGS(144, 0)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q4ktsb:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	TROWS4K(0)
+	TROWS4K(1)
+	TROWS4K(2)
+	TROWS4K(3)
+	TROWS4K(4)
+	TROWS4K(5)
+	TROWS4K(6)
+	TROWS4K(7)
+	TROWS4K(8)
+	TROWS4K(9)
+	TROWS4K(10)
+	TROWS4K(11)
+	TROWS4K(12)
+	TROWS4K(13)
+	TROWS4K(14)
+	TROWS4K(15)
+	KSCALES16
+	KNEXT
+	JNZ q4ktsb
+	VZEROUPPER
+	RET
+
+// T6STORE stores Y1's nibbles (SH moves their qh bits from Y8) to row r
+// of chunk c, less 32.
+#define T6STORE(c, r, SH) \
+	SH(Y8) \
+	VPAND Y12, Y5, Y5 \
+	VPOR Y5, Y1, Y1 \
+	VPSUBB Y13, Y1, Y1 \
+	VMOVDQU Y1, (512*(c)+32*r)(DI)
+
+// T6CODES lays out the ql bytes at off of row r as chunks cl and ch.
+#define T6CODES(off, r, cl, ch, SHL, SHH) \
+	VMOVDQU (off)(R13), Y0 \
+	VPAND Y15, Y0, Y1 \
+	T6STORE(cl, r, SHL) \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y15, Y1, Y1 \
+	T6STORE(ch, r, SHH)
+
+#define T6HALF(hf, r) \
+	VMOVDQU (128+32*hf)(R13), Y8 \
+	T6CODES(64*hf, r, 4*hf, 4*hf+2, Q6SHL4, Q6SH0) \
+	T6CODES(64*hf+32, r, 4*hf+1, 4*hf+3, Q6SHL2, Q6SHR2)
+
+#define TROWS6K(r) \
+	T6HALF(0, r) \
+	T6HALF(1, r) \
+	ADDQ R14, R13
+
+// func panelQ6_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ6_KTiles(SB), NOSPLIT, $0-48
 	PARGS(210, 0)
 	MOVL $0x0f0f0f0f, R13
 	VMOVD R13, X15
@@ -484,13 +519,25 @@ TEXT ·panelQ6_KAVX2(SB), NOSPLIT, $0-48
 	VMOVD R13, X13
 	VPBROADCASTD X13, Y13
 	VMOVDQU q6even<>(SB), X14
-q6ksb:
+q6ktsb:
 	LEAQ (SI)(R10*1), DX
 	MOVQ DX, R13
-	Q6GROUP(0)
-	Q6GROUP(1)
-	Q6GROUP(2)
-	Q6GROUP(3)
+	TROWS6K(0)
+	TROWS6K(1)
+	TROWS6K(2)
+	TROWS6K(3)
+	TROWS6K(4)
+	TROWS6K(5)
+	TROWS6K(6)
+	TROWS6K(7)
+	TROWS6K(8)
+	TROWS6K(9)
+	TROWS6K(10)
+	TROWS6K(11)
+	TROWS6K(12)
+	TROWS6K(13)
+	TROWS6K(14)
+	TROWS6K(15)
 	MOVQ DX, R13
 	Q6SC(0)
 	Q6SC(1)
@@ -509,6 +556,6 @@ q6ksb:
 	Q6SC(14)
 	Q6SC(15)
 	KNEXT
-	JNZ q6ksb
+	JNZ q6ktsb
 	VZEROUPPER
 	RET

@@ -178,13 +178,15 @@ const (
 // w holds, for each four columns (in nibble order for q4), each row's four
 // codes, (cols/4, 16, 4); s and b each 32-column chunk's scale and bias of
 // each row, (cols/32, 16). Rows past the matrix's end are zero. a and c
-// are the amx set's scratch: w laid out for its tiles, and four tiles of
-// int32 sums.
+// are the amx set's scratch: w laid out for its tiles (for each chunk,
+// each row's 32 codes), and four tiles of int32 sums; tiled says that a
+// panel kernel wrote the codes to a instead of w.
 type i8Panel struct {
-	w    []uint8
-	s, b []float32
-	a    []uint8
-	c    []int32
+	w     []uint8
+	s, b  []float32
+	a     []uint8
+	c     []int32
+	tiled bool
 }
 
 func newI8Panel(cols int) i8Panel {
@@ -304,6 +306,7 @@ func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 			clear(p.s[:cols/2])
 			clear(p.b[:cols/2])
 		}
+		p.tiled = false // until a tile-order panel kernel says so
 		m.fillI8(p, r0, nr)
 		gemm(s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
 		for t := range in.n {

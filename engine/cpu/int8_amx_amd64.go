@@ -11,7 +11,8 @@ var amxKernels = func() kernelSet {
 	ks.name = "amx"
 	ks.gemmI8 = [2]gemmI8{amxGemm(gemmI8AMX), amxGemm(gemmI8AMX)}
 	ks.gemmQ6K = amxGemm(gemmQ6KAMX)
-	ks.panelBlocksI8[blockI8Type(gguf.Q6_K)] = asmBlockPanel(panelQ6_KAVX2, gguf.Q6_K)
+	ks.panelBlocksI8[blockI8Type(gguf.Q4_K)] = tileBlockPanel(panelQ4_KTiles, gguf.Q4_K)
+	ks.panelBlocksI8[blockI8Type(gguf.Q6_K)] = tileBlockPanel(panelQ6_KTiles, gguf.Q6_K)
 	return ks
 }()
 
@@ -19,16 +20,19 @@ var amxKernels = func() kernelSet {
 type amxTiles func(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 
 // amxGemm is the tile kernel f as the amx set's gemmI8: the panel's codes
-// laid out again for the tiles (amxPanel, into p.a), then f, which stores
-// each chunk's int32 sums to p.c on their way to floats. The panel
-// kernels stay avx512vnni's, so a panel means the same in every set.
+// laid out again for the tiles (amxPanel, into p.a) unless its kernel put
+// them there (p.tiled: Q4_K's and Q6_K's), then f, which stores each
+// chunk's int32 sums to p.c on their way to floats. The other panel
+// kernels stay avx512vnni's.
 func amxGemm(f amxTiles) gemmI8 {
 	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
 		chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
 		if np%16 != 0 || len(p.a) < 512*chunks || len(p.c) < 1024 {
 			panic("cpu: int8 gemm operands do not match")
 		}
-		amxPanel(&p.a[0], &p.w[0], chunks)
+		if !p.tiled {
+			amxPanel(&p.a[0], &p.w[0], chunks)
+		}
 		f(&tile[0], &p.a[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], &p.c[0], np, nt, chunks)
 	}
 }
