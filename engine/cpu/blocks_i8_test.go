@@ -372,7 +372,7 @@ func TestBlockPanels(t *testing.T) {
 			f(&got, w[16*m.rowBytes:], m.rowBytes)
 			for i := range 16 * cols {
 				code, j := got.w[i], i // j: the code's place in want.w
-				if got.tiled { // the same codes in tile order: chunk, row, column
+				if got.tiled {         // the same codes in tile order: chunk, row, column
 					c, r, k := i/512, i/32%16, i%32
 					code, j = got.a[i], (c*8+k/4)*64+r*4+k%4
 				}
