@@ -133,6 +133,18 @@ func panelQ4_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 func panelQ5_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
+func panelQ4_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ4_1Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ8_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ5_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
 func panelQ4_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape

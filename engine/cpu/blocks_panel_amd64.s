@@ -424,10 +424,10 @@ DATA q6even<>+0(SB)/8, $0x0e0c0a0806040200
 DATA q6even<>+8(SB)/8, $0x0f0d0b0907050301
 GLOBL q6even<>(SB), RODATA|NOPTR, $16
 
-// The amx set's panels of Q4_K and Q6_K are laid out straight in tile
-// order (i8Panel.a: for each chunk, each row's 32 codes in column order),
-// so they need no transpose: a row's 32 code bytes are two chunks' codes,
-// its low and high nibbles. DI is a.
+// The amx set's panels are laid out straight in tile order (i8Panel.a:
+// for each chunk, each row's 32 codes in column order), so they need no
+// transpose. For the k-quants a row's 32 code bytes are two chunks'
+// codes, its low and high nibbles. DI is a.
 
 // TROWS4K lays out the codes of rows r (R13 its super-block).
 #define TROWS4K(r) \
@@ -557,5 +557,128 @@ q6ktsb:
 	Q6SC(15)
 	KNEXT
 	JNZ q6ktsb
+	VZEROUPPER
+	RET
+
+// The legacy blocks' tile panels, a chunk at a time: Q8_0's 32 codes,
+// 128 added, are a row's; Q4_0's and Q4_1's sixteen code bytes give the
+// row's first sixteen codes (low nibbles) and its last sixteen (high).
+
+// T8ROW lays out row r of the chunk (R13 its block) and steps R13 to the
+// next row.
+#define T8ROW(r) \
+	VMOVDQU 2(R13), Y0 \
+	VPXOR Y15, Y0, Y0 \
+	VMOVDQU Y0, (32*r)(DI) \
+	ADDQ R14, R13
+
+// T4ROW does the same for Q4_0 (codes at 2) and Q4_1 (at 4).
+#define T4ROW(off, r) \
+	VMOVDQU off(R13), X0 \
+	VPSRLW $4, X0, X1 \
+	VPAND X15, X0, X0 \
+	VPAND X15, X1, X1 \
+	VMOVDQU X0, (32*r)(DI) \
+	VMOVDQU X1, (32*r+16)(DI) \
+	ADDQ R14, R13
+
+#define T16(ROW) \
+	ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) \
+	ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13) ROW(14) ROW(15)
+
+#define T4ROW0(r) T4ROW(2, r)
+#define T4ROW1(r) T4ROW(4, r)
+
+// func panelQ8_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ8_0Tiles(SB), NOSPLIT, $0-48
+	PARGS(34, -128)
+	MOVL $0x80808080, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q80tchunk:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	T16(T8ROW)
+	SCALES
+	NEXT
+	JNZ q80tchunk
+	VZEROUPPER
+	RET
+
+// func panelQ4_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ4_0Tiles(SB), NOSPLIT, $0-48
+	PARGS(18, -8)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q40tchunk:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	T16(T4ROW0)
+	SCALES
+	NEXT
+	JNZ q40tchunk
+	VZEROUPPER
+	RET
+
+// func panelQ4_1Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ4_1Tiles(SB), NOSPLIT, $0-48
+	PARGS(20, 0)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+q41tchunk:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	T16(T4ROW1)
+	SCALES
+	MOVQ DX, R13
+	HALVES8(2, X8)
+	HALVES8(2, X9)
+	VCVTPH2PS X8, Y8
+	VCVTPH2PS X9, Y9
+	VMOVUPS Y8, (R9)
+	VMOVUPS Y9, 32(R9)
+	NEXT
+	JNZ q41tchunk
+	VZEROUPPER
+	RET
+
+// T5PAIR lays out the 32 code bytes at 48+32p of row r as chunks 2p
+// (low nibbles, HLO's bit of qh in Y8) and 2p+1 (high, HHI's).
+#define T5PAIR(p, r, HLO, HHI) \
+	VMOVDQU (48+32*p)(R13), Y0 \
+	VPAND Y15, Y0, Y4 \
+	HLO(Y8) \
+	VMOVDQU Y4, (1024*p+32*r)(DI) \
+	VPSRLW $4, Y0, Y4 \
+	VPAND Y15, Y4, Y4 \
+	HHI(Y8) \
+	VMOVDQU Y4, (1024*p+512+32*r)(DI)
+
+#define TROWS5K(r) \
+	VMOVDQU 16(R13), Y8 \
+	T5PAIR(0, r, H0, H1) \
+	T5PAIR(1, r, H2, H3) \
+	T5PAIR(2, r, H4, H5) \
+	T5PAIR(3, r, H6, H7) \
+	ADDQ R14, R13
+
+// func panelQ5_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ5_KTiles(SB), NOSPLIT, $0-48
+	PARGS(176, 0)
+	MOVL $0x0f0f0f0f, R13
+	VMOVD R13, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x10101010, R13
+	VMOVD R13, X12
+	VPBROADCASTD X12, Y12
+q5ktsb:
+	LEAQ (SI)(R10*1), DX
+	MOVQ DX, R13
+	T16(TROWS5K)
+	KSCALES16
+	KNEXT
+	JNZ q5ktsb
 	VZEROUPPER
 	RET

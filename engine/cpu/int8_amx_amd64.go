@@ -11,8 +11,14 @@ var amxKernels = func() kernelSet {
 	ks.name = "amx"
 	ks.gemmI8 = [2]gemmI8{amxGemm(gemmI8AMX), amxGemm(gemmI8AMX)}
 	ks.gemmQ6K = amxGemm(gemmQ6KAMX)
-	ks.panelBlocksI8[blockI8Type(gguf.Q4_K)] = tileBlockPanel(panelQ4_KTiles, gguf.Q4_K)
-	ks.panelBlocksI8[blockI8Type(gguf.Q6_K)] = tileBlockPanel(panelQ6_KTiles, gguf.Q6_K)
+	ks.panelBlocksI8 = [blockI8Types]blockPanelI8{
+		tileBlockPanel(panelQ4_0Tiles, gguf.Q4_0),
+		tileBlockPanel(panelQ4_1Tiles, gguf.Q4_1),
+		tileBlockPanel(panelQ8_0Tiles, gguf.Q8_0),
+		tileBlockPanel(panelQ4_KTiles, gguf.Q4_K),
+		tileBlockPanel(panelQ5_KTiles, gguf.Q5_K),
+		tileBlockPanel(panelQ6_KTiles, gguf.Q6_K),
+	}
 	return ks
 }()
 
@@ -21,9 +27,8 @@ type amxTiles func(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *f
 
 // amxGemm is the tile kernel f as the amx set's gemmI8: the panel's codes
 // laid out again for the tiles (amxPanel, into p.a) unless its kernel put
-// them there (p.tiled: Q4_K's and Q6_K's), then f, which stores each
-// chunk's int32 sums to p.c on their way to floats. The other panel
-// kernels stay avx512vnni's.
+// them there (p.tiled: the GGUF blocks' whole panels), then f, which
+// stores each chunk's int32 sums to p.c on their way to floats.
 func amxGemm(f amxTiles) gemmI8 {
 	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
 		chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
