@@ -343,24 +343,37 @@ func (d *Driver) step(tokens []int32) outcome {
 	}
 	d.seen = append(d.seen[:d.told], tokens[d.told:]...)
 	d.told = len(tokens) - back
+	if res.flags&abi.FlagFail != 0 {
+		// The reply ends where the controller could not go on: a failure
+		// of the controller, as a fault is, but the instance is sound.
+		d.report(len(tokens)-back, fmt.Errorf("controller %s: the reply cannot go on under its constraint, so it ends unfinished", d.mod.Name), "")
+		return outcome{active: true, res: stepResult{flags: abi.FlagStop | res.flags&abi.FlagBacktrack, backtrack: res.backtrack}}
+	}
 	return outcome{active: true, res: res}
 }
 
 // fault disables the controller for the rest of the reply; the instance
 // is never called again.
 func (d *Driver) fault(tokens []int32, err error) outcome {
-	d.disabled = true
 	d.drop()
+	d.report(len(tokens), err, " (controller off until the next reply)")
+	return outcome{}
+}
+
+// report records err as the fault that ends the controller's part in the
+// reply at its n-th token (of the conversation) and tells the user, with
+// after appended.
+func (d *Driver) report(n int, err error, after string) {
+	d.disabled = true
 	name := ""
 	if d.mod != nil {
 		name = d.mod.Name
 	}
 	reason := withoutName(err.Error(), name)
-	d.stretch(len(tokens)-d.replyStart, sessions.ReplyControl{Fault: name + ": " + reason})
+	d.stretch(n-d.replyStart, sessions.ReplyControl{Fault: name + ": " + reason})
 	if d.logf != nil {
-		d.logf(Log{Controller: name, Text: reason + " (controller off until the next reply)", Fault: true})
+		d.logf(Log{Controller: name, Text: reason + after, Fault: true})
 	}
-	return outcome{}
 }
 
 // withoutName drops the "controller NAME: " (or "controller NAME ") that

@@ -30,7 +30,7 @@ func controller(body string) string {
 // module is the prelude plus body, which defines dw_load and dw_step. The
 // prelude imports log, kv_append, tokenize and trie, and exports memory,
 // a bump allocator (8-byte aligned, from 8192, in a $heap global),
-// dw_abi_version, and dw_init and dw_begin that accept everything; a
+// dw_abi_version (3), and dw_init and dw_begin that accept everything; a
 // $step global serves a body that counts its steps. By convention the
 // bodies put the result record at 1024, a mask at 2048 and forced ids at
 // 4096.
@@ -43,7 +43,7 @@ func module(body string) string {
   (memory (export "memory") 1)
   (global $heap (mut i32) (i32.const 8192))
   (global $step (mut i32) (i32.const 0))
-  (func (export "dw_abi_version") (result i32) (i32.const 2))
+  (func (export "dw_abi_version") (result i32) (i32.const 3))
   (func (export "dw_alloc") (param $n i32) (result i32)
     (local $p i32)
     (local.set $p (global.get $heap))
@@ -200,6 +200,21 @@ func Example_stop() {
       (then (i32.const 1024)) (else (i32.const 0))))`), 8, 0)
 	// Output:
 	// reply: +179 +481 +481 (stop: controller)
+}
+
+// FAIL ends the reply as the controller's failure, where no token can
+// continue it under the constraint: here at the third step, after two
+// tokens. The user is told; the instance goes on to the next reply.
+func Example_fail() {
+	example(controller(`
+  (data (i32.const 1024) "\20\00\00\00") ;; FAIL
+  (func (export "dw_step") (param i32 i32) (result i32)
+    (global.set $step (i32.add (global.get $step) (i32.const 1)))
+    (if (result i32) (i32.eq (global.get $step) (i32.const 3))
+      (then (i32.const 1024)) (else (i32.const 0))))`), 8, 0)
+	// Output:
+	// [controller demo] the reply cannot go on under its constraint, so it ends unfinished
+	// reply: +179 +481 (stop: controller)
 }
 
 // TEMPERATURE sets this step's sampling temperature, whatever the user

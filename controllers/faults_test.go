@@ -31,6 +31,7 @@ func TestFaultsAreSurvived(t *testing.T) {
 		{"oom", "growing past the memory cap fails, and the guest aborts", at3(`(if (i32.lt_s (memory.grow (i32.const 8192)) (i32.const 0)) (then unreachable))`), "", "trapped (unreachable"},
 		{"badptr", "a result record outside memory", at3("(return (i32.const 0x7ffffff0))"), "", "result record"},
 		{"badflags", "unknown flag bits", at3("(return (i32.const 1024))"), `(data (i32.const 1024) "\00\01\00\00")`, "unknown bits"},
+		{"fail2", "FAIL from a module of version 2, which has no such bit", at3("(return (i32.const 1024))"), `(data (i32.const 1024) "\20\00\00\00")`, "unknown bits"},
 		{"badtoken", "a forced token outside the vocabulary", at3("(return (i32.const 1024))"),
 			`(data (i32.const 1024) "\08\00\00\00\00\00\00\00\00\00\00\00\00\10\00\00\01\00\00\00") (data (i32.const 4096) "\ff\ff\00\00")`, "outside the vocabulary"},
 		{"misforce", "a misaligned force list (ABI.md: every pointer in the record is 4-byte aligned)", at3("(return (i32.const 1024))"),
@@ -63,6 +64,36 @@ func TestFaultsAreSurvived(t *testing.T) {
 				t.Errorf("%s: the next reply did not get a fresh instance: %q", c.reason, h.logText())
 			}
 		})
+	}
+}
+
+// TestFailEndsTheReply: a version 3 controller's FAIL (here at its third
+// step, with a take-back of one token) ends the reply there, after the
+// take-back, as the controller's failure: one message, a fault in the
+// reply's record of controllers; the instance goes on to the next reply.
+func TestFailEndsTheReply(t *testing.T) {
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	wat := strings.Replace(watModule("(i32.const 0)", `(if (i32.eq (global.get $steps) (i32.const 3)) (then (return (i32.const 1024)))) (i32.const 0)`,
+		`(data (i32.const 1024) "\30\00\00\00\00\00\00\00\01\00\00\00")`), // FAIL|BACKTRACK, backtrack 1
+		`(i32.const 2))`, `(i32.const 3))`, 1)
+	d.Use(h.load(t, "fails", wat), "")
+	reply, st, seq := h.reply(t, d, nil, 8, 0, nil)
+	if !slices.Equal(reply, h.g.Greedy.Tokens[:1]) || st.Reason != engine.StopHook {
+		t.Fatalf("reply %v (%s), want the greedy reply's first token (two sampled, one taken back), stopped by the controller", reply, st.Reason)
+	}
+	logs := h.logText()
+	if strings.Count(logs, "cannot go on under its constraint") != 1 || strings.Contains(logs, "controller off") {
+		t.Errorf("logs %q, want one message that the reply cannot go on", logs)
+	}
+	rc := d.ReplyControls()
+	if last := rc[len(rc)-1]; !strings.Contains(last.Fault, "fails: the reply cannot go on") || last.From != 1 {
+		t.Errorf("the reply's controllers %+v, want the failure from token 1", rc)
+	}
+	h.logs = nil
+	if reply, _, _ := h.reply(t, d, seq, 4, 0, nil); len(reply) != 4 || h.logText() != "" {
+		t.Errorf("the next reply %v, logs %q: want 4 tokens under the same instance, no message", reply, h.logText())
 	}
 }
 

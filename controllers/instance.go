@@ -136,6 +136,7 @@ type instance struct {
 	tokPtr int32 // guest buffer for tokens
 	tokCap int32
 	force  []int32 // forced ids copied out of the guest
+	known  uint32  // the result flags of the module's ABI version
 }
 
 // prepare creates an instance of mod for vocab and runs what does not
@@ -198,8 +199,12 @@ func (rt *Runtime) instantiate(mod *Module, vocab *Vocab, logf func(string)) (*i
 	if err != nil {
 		return nil, nil, err
 	}
-	if v != abi.Version {
-		return nil, nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d", mod.Name, v, abi.Version)
+	if v < abi.MinVersion || v > abi.Version {
+		return nil, nil, fmt.Errorf("controller %s speaks ABI version %d, this Driftwood speaks %d to %d", mod.Name, v, abi.MinVersion, abi.Version)
+	}
+	in.known = abi.KnownFlags
+	if v < 3 {
+		in.known = abi.FlagsV2
 	}
 	ok = true
 	return in, wi, nil
@@ -362,7 +367,7 @@ func (in *instance) runStep(ids []int32) (stepResult, error) {
 	}
 	rec := abi.ReadRecord(b)
 	r.flags = rec.Flags
-	if r.flags&^abi.KnownFlags != 0 {
+	if r.flags&^in.known != 0 {
 		return r, in.bad("result flags %#x has unknown bits", r.flags)
 	}
 	if r.flags&abi.FlagMask != 0 {

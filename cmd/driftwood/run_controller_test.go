@@ -19,7 +19,7 @@ func probe(t *testing.T, name, init, step, extra string) string {
   (import "driftwood" "log" (func $log (param i32 i32)))
   (memory (export "memory") 1)
   (global $steps (mut i32) (i32.const 0))
-  (func (export "dw_abi_version") (result i32) (i32.const 2))
+  (func (export "dw_abi_version") (result i32) (i32.const 3))
   (func (export "dw_alloc") (param i32) (result i32) (i32.const 8192))
   (func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))
   (func (export "dw_init") (param i32 i32) (result i32) ` + init + `)
@@ -92,15 +92,22 @@ func TestRunReportsControllerFailure(t *testing.T) {
 			t.Errorf("%s: stderr %q does not say why the exit status is 3", c.reason, errOut)
 		}
 	}
+	// A controller that cannot go on (FAIL at its third step, after two
+	// tokens) ends the reply there, unfinished: exit 3 as well.
+	path := probe(t, "digits", "(i32.const 0)", "(if (i32.eq (global.get $steps) (i32.const 3)) (then (return (i32.const 1024)))) (i32.const 0)", `(data (i32.const 1024) "\20\00\00\00")`)
+	tokens, st, errOut, code := runJSON(t, "--controller", path, "--max-tokens", "6", "--temp", "0")
+	if code != 3 || len(tokens) != 2 || st.Stats.Stop != "controller" || !strings.HasPrefix(st.Stats.ControllerError, "digits: the reply cannot go on under its constraint") {
+		t.Errorf("FAIL: exit %d, %d tokens, stop %q, controller_error %q; want 3, 2 tokens, the controller's stop and why\n%s", code, len(tokens), st.Stats.Stop, st.Stats.ControllerError, errOut)
+	}
 	// Without --json: the reply is printed too.
-	path := probe(t, "digits", "(i32.const 0)", "(if (i32.eq (global.get $steps) (i32.const 3)) (then unreachable)) (i32.const 0)", "")
+	path = probe(t, "digits", "(i32.const 0)", "(if (i32.eq (global.get $steps) (i32.const 3)) (then unreachable)) (i32.const 0)", "")
 	out, _, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt-ids", "1,2,3", "--controller", path, "--max-tokens", "4", "--temp", "0")
 	if code != 3 || strings.TrimSpace(out) == "" {
 		t.Errorf("text: exit %d, reply %q; want 3 and the reply", code, out)
 	}
 	// In a session too: the turn is saved, and the status says the
 	// constraint did not hold.
-	out, errOut, code := runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "Hello", "--session", "s", "--sessions-dir", t.TempDir(), "--controller", path, "--max-tokens", "4", "--temp", "0")
+	out, errOut, code = runCLI(t, "run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "Hello", "--session", "s", "--sessions-dir", t.TempDir(), "--controller", path, "--max-tokens", "4", "--temp", "0")
 	if code != 3 || strings.TrimSpace(out) == "" || !strings.Contains(errOut, "saved session s") {
 		t.Errorf("session: exit %d, reply %q, stderr %q; want 3, the reply and the session saved", code, out, errOut)
 	}

@@ -15,8 +15,13 @@ import (
 )
 
 // Version is the version of ABI.md spoken on both sides: dw_abi_version
-// returns it, and a host refuses a module that returns another.
-const Version = 2
+// returns it. A host takes modules of MinVersion to Version and refuses
+// others.
+const Version = 3
+
+// MinVersion is the oldest version a host still takes: version 2, which
+// is version 3 without FlagFail.
+const MinVersion = 2
 
 // Flag bits of the result record's flags word.
 const (
@@ -25,10 +30,13 @@ const (
 	FlagTemperature uint32 = 1 << 2 // Temperature holds this step's temperature
 	FlagForce       uint32 = 1 << 3 // ForcePtr, ForceLen hold tokens to append
 	FlagBacktrack   uint32 = 1 << 4 // Backtrack holds how many tokens to take back
+	FlagFail        uint32 = 1 << 5 // the reply cannot go on under the constraint: it ends as the controller's failure (version 3)
 
 	// KnownFlags are the bits of this version; a record with any other
 	// is malformed.
-	KnownFlags = FlagMask | FlagStop | FlagTemperature | FlagForce | FlagBacktrack
+	KnownFlags = FlagsV2 | FlagFail
+	// FlagsV2 are the bits of version 2.
+	FlagsV2 = FlagMask | FlagStop | FlagTemperature | FlagForce | FlagBacktrack
 )
 
 // RecordSize is the size in bytes of the result record. The record and

@@ -43,14 +43,14 @@ func TestRecordLayout(t *testing.T) {
 
 // TestFlags pins the flag bits to ABI.md's.
 func TestFlags(t *testing.T) {
-	bits := []uint32{abi.FlagMask, abi.FlagStop, abi.FlagTemperature, abi.FlagForce, abi.FlagBacktrack}
+	bits := []uint32{abi.FlagMask, abi.FlagStop, abi.FlagTemperature, abi.FlagForce, abi.FlagBacktrack, abi.FlagFail}
 	for i, f := range bits {
 		if f != 1<<i {
 			t.Errorf("flag %d is %#x, ABI.md says bit %d", i, f, i)
 		}
 	}
-	if abi.KnownFlags != 0x1f {
-		t.Errorf("KnownFlags %#x, want the five bits 0x1f", abi.KnownFlags)
+	if abi.KnownFlags != 0x3f || abi.FlagsV2 != 0x1f {
+		t.Errorf("KnownFlags %#x, FlagsV2 %#x: want the six bits 0x3f, version 2's five 0x1f", abi.KnownFlags, abi.FlagsV2)
 	}
 }
 

@@ -155,7 +155,7 @@ func (c *Constraint[S]) Step(appended []int32, r *Result) {
 		r.Stop = true
 	default:
 		c.logf("no token can continue the reply")
-		r.Stop = true
+		r.Fail = true
 	}
 }
 

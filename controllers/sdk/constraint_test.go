@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftwoodlabs/driftwood/controllers/abi"
 	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 	"github.com/driftwoodlabs/driftwood/controllers/sdk/sdktest"
 )
@@ -34,6 +35,23 @@ func TestConstraintForcesAndStops(t *testing.T) {
 	c.Step(nil, &r)
 	if !slices.Equal(r.Force, []int32{2, 0, 1}) || !r.Stop || r.Mask != nil {
 		t.Fatalf("force %v stop %v mask %v", r.Force, r.Stop, ids(r.Mask))
+	}
+}
+
+// TestConstraintFails: where no token can continue a reply that the
+// grammar does not accept yet ("a" then a "z" that no token spells), the
+// step is a failure, not a stop that would leave the reply unfinished.
+func TestConstraintFails(t *testing.T) {
+	c := sdk.NewConstraint[string](words{"az"}, toy(), nil, sdk.ConstraintOptions{NoForce: true})
+	var r sdk.Result
+	c.Step(nil, &r)
+	if r.Fail || r.Stop || !slices.Equal(ids(r.Mask), []int32{0}) {
+		t.Fatalf("at the start: fail %v stop %v mask %v", r.Fail, r.Stop, ids(r.Mask))
+	}
+	r.Reset()
+	c.Step([]int32{0}, &r)
+	if !r.Fail || r.Stop || r.Flags()&abi.FlagFail == 0 {
+		t.Fatalf("after a: fail %v stop %v flags %#x", r.Fail, r.Stop, r.Flags())
 	}
 }
 
@@ -149,6 +167,10 @@ func TestSessionAppliesResults(t *testing.T) {
 	empty := &script{results: []sdk.Result{{Mask: sdk.NewMask(v.Len())}}}
 	if rep, _ := sdktest.Run(empty, "", v, sdktest.NewHost(nil), sdktest.Options{}); rep.End != sdktest.EndEmptyMask {
 		t.Errorf("an empty mask ended the reply by %s", rep.End)
+	}
+	failed := &script{results: []sdk.Result{{Mask: only(0)}, {Backtrack: 1, Force: []int32{2}, Stop: true, Fail: true}}}
+	if rep, _ := sdktest.Run(failed, "", v, sdktest.NewHost(nil), sdktest.Options{}); rep.End != sdktest.EndFail || len(rep.Tokens) != 0 {
+		t.Errorf("a failed step ended the reply %q by %s", rep.Text, rep.End)
 	}
 	bad := &script{results: []sdk.Result{{Force: []int32{99}}}}
 	if _, err := sdktest.Run(bad, "", v, sdktest.NewHost(nil), sdktest.Options{}); err == nil {

@@ -3,8 +3,9 @@ package sdk
 import "github.com/driftwoodlabs/driftwood/controllers/abi"
 
 // Result is a controller's answer for one step. The host applies it in
-// this order: take back Backtrack tokens, append Force, end the reply if
-// Stop, otherwise sample among the tokens Mask allows (all when nil) at
+// this order: take back Backtrack tokens; end the reply as the
+// controller's failure if Fail; append Force; end the reply if Stop,
+// otherwise sample among the tokens Mask allows (all when nil) at
 // Temperature (when SetTemperature).
 type Result struct {
 	// Mask, when not nil, holds the tokens that may be sampled. An empty
@@ -12,6 +13,11 @@ type Result struct {
 	Mask *Mask
 	// Stop ends the reply after the forced tokens.
 	Stop bool
+	// Fail ends the reply, after Backtrack, as the controller's failure:
+	// no token can continue it under the constraint, and a reply that
+	// stopped here would break it. The user is told (`run` exits 3);
+	// Force, Mask and Stop are not read.
+	Fail bool
 	// Backtrack takes back this many reply tokens; the controller must
 	// already have forgotten them.
 	Backtrack int
@@ -44,6 +50,9 @@ func (r *Result) Flags() uint32 {
 	}
 	if r.Backtrack > 0 {
 		f |= abi.FlagBacktrack
+	}
+	if r.Fail {
+		f |= abi.FlagFail
 	}
 	return f
 }

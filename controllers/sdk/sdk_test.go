@@ -124,7 +124,7 @@ func TestRecord(t *testing.T) {
 	if r.Flags() != 0 {
 		t.Fatal("empty result has flags")
 	}
-	r = sdk.Result{Mask: sdk.NewMask(8), Stop: true, Backtrack: 2, Force: []int32{5, 6}, Temperature: 0.5, SetTemperature: true}
+	r = sdk.Result{Mask: sdk.NewMask(8), Stop: true, Backtrack: 2, Force: []int32{5, 6}, Temperature: 0.5, SetTemperature: true, Fail: true}
 	want := abi.Record{Flags: abi.KnownFlags, MaskPtr: 0x100, Backtrack: 2, ForcePtr: 0x200, ForceLen: 2, Temperature: 0.5}
 	if got := r.Record(0x100, 0x200); got != want {
 		t.Errorf("record %+v, want %+v", got, want)

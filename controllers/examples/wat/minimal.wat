@@ -1,4 +1,4 @@
-;; minimal.wat: the smallest complete Driftwood controller (ABI version 2,
+;; minimal.wat: the smallest complete Driftwood controller (ABI version 3,
 ;; see controllers/ABI.md), written by hand. It constrains nothing; it
 ;; stops every reply after 8 tokens.
 ;;
@@ -33,7 +33,7 @@
 
   ;; The ABI version this module speaks.
   (func (export "dw_abi_version") (result i32)
-    (i32.const 2))
+    (i32.const 3))
 
   ;; dw_alloc(size) -> ptr: a bump allocator that grows the memory when
   ;; needed; 0 when it cannot.

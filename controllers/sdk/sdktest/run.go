@@ -33,6 +33,7 @@ type Options struct {
 // Why a reply ended.
 const (
 	EndStop      = "stop"       // the controller set STOP
+	EndFail      = "fail"       // the controller set FAIL: it could not go on
 	EndToken     = "end token"  // an end token was sampled
 	EndEmptyMask = "empty mask" // the mask allowed nothing
 	EndMaxTokens = "max tokens" // the reply reached MaxTokens
@@ -61,7 +62,7 @@ func Run(c sdk.Controller, arg string, v *sdk.Vocab, h *Host, opt Options) (Repl
 }
 
 // Reply runs one reply: Begin, then Step until the reply ends. Each step
-// applies the result as the ABI says: take back, force, stop, else sample
+// applies the result as the ABI says: take back, fail, force, stop, else sample
 // uniformly among the allowed tokens (all ordinary tokens and the end
 // tokens when there is no mask).
 func (s *Session) Reply(opt Options) (Reply, error) {
@@ -101,6 +102,10 @@ func (s *Session) Reply(opt Options) (Reply, error) {
 		back := min(r.Backtrack, len(rep.Tokens))
 		rep.Tokens = rep.Tokens[:len(rep.Tokens)-back]
 		rep.Back += back
+		if r.Fail {
+			rep.End = EndFail
+			break
+		}
 		rep.Tokens = append(rep.Tokens, r.Force...)
 		appended = append(appended, r.Force...)
 		rep.Forced += len(r.Force)
