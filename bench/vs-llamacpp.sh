@@ -20,13 +20,19 @@
 # ratios driftwood/llama.cpp. Each process: load, prefill of PROMPT random
 # tokens, then GEN single-token decode steps (llama.cpp as llama-bench
 # does: one warm-up, one llama_decode for the prompt, GEN of one token).
-# Last, the time to first token after start of `driftwood run --chat` for
-# a short chat prompt, median of RUNS. Not part of the tests.
+# With LOADED=1 every (type, prompt, threads) also runs under load: a busy
+# loop pinned to the last CPU for the whole of both engines' runs (a
+# laptop's other work), the rows marked "+busy". Then the machine's
+# streaming read bandwidth (bench/readbw.c, 1 GiB, each thread count) and
+# the share of it each engine's decode reaches (weights bytes per token ×
+# tokens/s). Last, the time to first token after start of `driftwood run
+# --chat` for a short chat prompt, median of RUNS. Not part of the tests.
 #
 #   bench/vs-llamacpp.sh                        # the full matrix, 5 runs
 #   TYPES=q4 PROMPTS=512 THREADS_LIST=2 RUNS=3 bench/vs-llamacpp.sh
 #   TYPES="Q4_K_M Q8_0" bench/vs-llamacpp.sh   # the same GGUF files
 #   DRIFTWOOD_ENV=DRIFTWOOD_KERNELS=float bench/vs-llamacpp.sh
+#   LOADED=1 TYPES=Q4_K_M PROMPTS=128 bench/vs-llamacpp.sh
 #
 # TYPES (q4 q8 f16; or Q8_0 Q4_K_M), PROMPTS (128 512), GEN (64), THREADS_LIST (1 2) and
 # RUNS (5) narrow or widen the matrix. DRIFTWOOD_ENV is a space-separated
@@ -43,11 +49,12 @@ GEN=${GEN:-64}
 THREADS_LIST=${THREADS_LIST:-1 2}
 RUNS=${RUNS:-5}
 DRIFTWOOD_ENV=${DRIFTWOOD_ENV:-}
+LOADED=${LOADED:-0}
 WORK=${WORK:-$(mktemp -d -t driftwood-vs-llamacpp.XXXXXX)}
 NLC_VERSION=3.21.1
 CHAT_PROMPT="Write a haiku about driftwood."
 echo "work folder: $WORK" >&2
-for c in go gcc git npm jq bc column; do
+for c in go gcc git npm jq bc column taskset; do
 	if ! command -v "$c" >/dev/null; then
 		echo "$c is needed and not on PATH" >&2
 		exit 1
@@ -135,6 +142,8 @@ gcc -O2 -std=gnu11 -Wall -Wextra -o "$WORK/llamacpp_quantize" bench/llamacpp_qua
 	-L"$bins" -l:"$(basename "$libllama")" -l:"$(basename "$libggml")" -l:libggml-base.so \
 	-Wl,-rpath,"$bins"
 
+gcc -O2 -march=native -std=gnu11 -Wall -Wextra -pthread -o "$WORK/readbw" bench/readbw.c
+
 # The models, each in two formats with the same weights.
 go build -o "$WORK/driftwood" ./cmd/driftwood
 for t in "${types[@]}"; do
@@ -166,41 +175,76 @@ results="$WORK/results.jsonl"
 log="$WORK/stderr.log"
 : >"$results"
 : >"$log"
+busy= # the busy loop's pid while one runs (busy_start)
 # On a failure, the end of the engines' stderr says why.
 on_exit() {
 	local rc=$?
+	busy_stop
 	if [ "$rc" -ne 0 ]; then
 		echo "failed (exit $rc); the end of $log:" >&2
 		tail -n 5 "$log" >&2
 	fi
 }
 trap on_exit EXIT
-run_driftwood() { # type prompt threads
+# weight_bytes is what a decode step reads of a type's weights: the
+# GGUF file, or the MLX folder's safetensors.
+weight_bytes() {
+	case $1 in
+	q4 | q8 | f16) stat -L -c %s "$WORK/1b-$1/model.safetensors" ;;
+	*) stat -L -c %s "$WORK/1b-$1.gguf" ;;
+	esac
+}
+run_driftwood() { # type prompt threads load
 	driftwood bench --model "$(dw_model "$1")" --threads "$3" \
 		--prompt-tokens "$2" --gen-tokens "$GEN" --runs 1 --json 2>>"$log" |
-		jq -c --arg t "$1" --argjson p "$2" \
-			'{engine: "driftwood", type: $t, prompt: $p, threads: .threads, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib, kernels: (.kernels // null)}' >>"$results"
+		jq -c --arg t "$1" --argjson p "$2" --argjson load "$4" --argjson bytes "$(weight_bytes "$1")" \
+			'{engine: "driftwood", type: $t, prompt: $p, threads: .threads, load: $load, bytes: $bytes, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib, kernels: (.kernels // null)}' >>"$results"
 }
-run_llamacpp() { # type prompt threads
+run_llamacpp() { # type prompt threads load
 	"$WORK/llamacpp_bench" "$WORK/1b-$(gguf_type "$1").gguf" "$2" "$GEN" "$3" "$bins" 2>>"$log" |
-		jq -c --arg t "$1" --argjson p "$2" \
-			'{engine: "llama.cpp", type: $t, prompt: $p, threads: .threads, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, system_info: .system_info}' >>"$results"
+		jq -c --arg t "$1" --argjson p "$2" --argjson load "$4" --argjson bytes "$(stat -L -c %s "$WORK/1b-$(gguf_type "$1").gguf")" \
+			'{engine: "llama.cpp", type: $t, prompt: $p, threads: .threads, load: $load, bytes: $bytes, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, system_info: .system_info}' >>"$results"
 }
+# busy_start pins a busy loop to the last CPU; busy_stop ends it.
+busy_start() {
+	taskset -c "$(($(nproc) - 1))" sh -c 'while :; do :; done' &
+	busy=$!
+}
+busy_stop() {
+	if [ -n "$busy" ]; then
+		kill "$busy" 2>/dev/null || true
+		wait "$busy" 2>/dev/null || true
+		busy=
+	fi
+}
+loads=(0)
+if [ "$LOADED" = 1 ]; then loads=(0 1); fi
 for run in $(seq "$RUNS"); do
 	for t in "${types[@]}"; do
 		for p in "${prompts[@]}"; do
 			for n in "${threads_list[@]}"; do
-				echo "run $run/$RUNS: $t, prompt $p, $n threads ..." >&2
-				if [ $((run % 2)) -eq 1 ]; then
-					run_driftwood "$t" "$p" "$n"
-					run_llamacpp "$t" "$p" "$n"
-				else
-					run_llamacpp "$t" "$p" "$n"
-					run_driftwood "$t" "$p" "$n"
-				fi
+				for load in "${loads[@]}"; do
+					echo "run $run/$RUNS: $t, prompt $p, $n threads$([ "$load" = 1 ] && echo ", a busy core") ..." >&2
+					if [ "$load" = 1 ]; then busy_start; fi
+					if [ $((run % 2)) -eq 1 ]; then
+						run_driftwood "$t" "$p" "$n" "$load"
+						run_llamacpp "$t" "$p" "$n" "$load"
+					else
+						run_llamacpp "$t" "$p" "$n" "$load"
+						run_driftwood "$t" "$p" "$n" "$load"
+					fi
+					busy_stop
+				done
 			done
 		done
 	done
+done
+
+# The read bandwidth, for each thread count.
+bw="$WORK/readbw.jsonl"
+: >"$bw"
+for n in "${threads_list[@]}"; do
+	"$WORK/readbw" 1024 "$n" 5 >>"$bw"
 done
 
 # Time to first token after start: load, tokenise, prefill a short chat
@@ -232,7 +276,8 @@ jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" '
 	"Driftwood kernels: \(if $k == "" then "unknown" else $k end)" +
 		(if $env == "" then "" else "  (environment: \($env))" end),
 	"llama.cpp (node-llama-cpp 3.21.1 prebuilt, CPU backend picked by ggml): \($si | sub(" \\| $"; ""))",
-	"Llama-3.2-1B shape, the same random weights in both engines, decode \($gen) tokens, median of \(map(select(.engine == "driftwood")) | group_by([.type, .prompt, .threads]) | map(length) | min) alternating runs (tok/s)",
+	"Llama-3.2-1B shape, the same random weights in both engines, decode \($gen) tokens, median of \(map(select(.engine == "driftwood")) | group_by([.type, .prompt, .threads, .load]) | map(length) | min) alternating runs (tok/s)" +
+		(if any(.load == 1) then "; \"+busy\": a busy loop pinned to the last CPU throughout" else "" end),
 	""
 ' "$results"
 {
@@ -241,18 +286,18 @@ jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" '
 	jq -rs '
 		def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
 		{q4: 0, q8: 1, f16: 2, Q8_0: 3, Q4_K_M: 4} as $order |
-		group_by([.type, .prompt, .threads]) |
-		map({type: .[0].type, prompt: .[0].prompt, threads: .[0].threads,
+		group_by([.type, .prompt, .threads, .load]) |
+		map({type: .[0].type, prompt: .[0].prompt, threads: .[0].threads, load: .[0].load,
 			dp: (map(select(.engine == "driftwood") | .prefill) | median),
 			dd: (map(select(.engine == "driftwood") | .decode) | median),
 			lp: (map(select(.engine == "llama.cpp") | .prefill) | median),
 			ld: (map(select(.engine == "llama.cpp") | .decode) | median)}) |
-		sort_by([$order[.type], .prompt, .threads]) |
+		sort_by([$order[.type], .prompt, .threads, .load]) |
 		. as $rows |
 		.[] |
 		. as $r |
-		($rows | map(select(.type == $r.type and .prompt == $r.prompt and .threads == 1)) | first | .dd) as $one |
-		[.type, .prompt, .threads, .dp, .lp, .dd, .ld, ($one // 0)] | @tsv
+		($rows | map(select(.type == $r.type and .prompt == $r.prompt and .threads == 1 and .load == $r.load)) | first | .dd) as $one |
+		[.type, .prompt, "\(.threads)\(if .load == 1 then " +busy" else "" end)", .dp, .lp, .dd, .ld, ($one // 0)] | @tsv
 	' "$results" |
 		awk -F'\t' -v OFS='\t' '
 			BEGIN {
@@ -266,6 +311,21 @@ jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" '
 			}'
 } | column -t -s $'\t'
 echo
+jq -rs '
+	"Read bandwidth (bench/readbw.c, 1 GiB, best of 5): " + (map("\(.threads) thread(s) \(.gb_per_s) GB/s") | join(", "))
+' "$bw"
+jq -rs --slurpfile bw "$bw" '
+	def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
+	($bw | map({key: "\(.threads)", value: .gb_per_s}) | from_entries) as $probe |
+	"Decode as a read rate (weights bytes a token × tok/s) and its share of that bandwidth:",
+	(map(select(.load == 0)) | group_by([.type, .threads]) | .[] |
+		(map(select(.engine == "driftwood")) | (.[0].bytes / 1e9) * (map(.decode) | median)) as $d |
+		(map(select(.engine == "llama.cpp")) | (.[0].bytes / 1e9) * (map(.decode) | median)) as $l |
+		($probe["\(.[0].threads)"] // 0) as $p |
+		"  \(.[0].type), \(.[0].threads) thread(s): Driftwood \($d * 100 | round / 100) GB/s" +
+		(if $p > 0 then " (\($d / $p * 100 | round) %)" else "" end) +
+		", llama.cpp \($l * 100 | round / 100) GB/s" + (if $p > 0 then " (\($l / $p * 100 | round) %)" else "" end))
+' "$results"
 jq -rs '
 	map(select(.engine == "driftwood")) | group_by(.type) |
 	"Driftwood peak RSS: " + (map("\(.[0].type) \(map(.rss) | max | round) MiB") | join(", "))
