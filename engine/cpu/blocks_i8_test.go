@@ -370,14 +370,10 @@ func TestBlockPanels(t *testing.T) {
 			}
 			got := newI8Panel(cols)
 			f(&got, w[16*m.rowBytes:], m.rowBytes)
+			codes := panelCodes(&got)
 			for i := range 16 * cols {
-				code, j := got.w[i], i // j: the code's place in want.w
-				if got.tiled {         // the same codes in tile order: chunk, row, column
-					c, r, k := i/512, i/32%16, i%32
-					code, j = got.a[i], (c*8+k/4)*64+r*4+k%4
-				}
-				if code != want.w[j] {
-					t.Fatalf("%s %s: code %d = %d, want %d (tiled %v)", ks.name, typ, j, code, want.w[j], got.tiled)
+				if codes[i] != want.w[i] {
+					t.Fatalf("%s %s: code %d = %d, want %d (tiled %v)", ks.name, typ, i, codes[i], want.w[i], got.tiled)
 				}
 			}
 			for i := range 16 * cols / 32 {

@@ -9,6 +9,10 @@ import "github.com/driftwoodlabs/driftwood/engine/gguf"
 var amxKernels = func() kernelSet {
 	ks := avx512VNNIKernels
 	ks.name = "amx"
+	ks.panelI8 = [2]panelI8{
+		i8PanelKernel{4, [3]panelAsm{panelQ4SF32Tiles, panelQ4SBF16Tiles, panelQ4SF16Tiles}, false, true}.panel,
+		i8PanelKernel{8, [3]panelAsm{panelQ8SF32Tiles, panelQ8SBF16Tiles, panelQ8SF16Tiles}, false, true}.panel,
+	}
 	ks.gemmI8 = [2]gemmI8{amxGemm(gemmI8AMX), amxGemm(gemmI8AMX)}
 	ks.gemmQ6K = amxGemm(gemmQ6KAMX)
 	ks.panelBlocksI8 = [blockI8Types]blockPanelI8{
@@ -27,7 +31,7 @@ type amxTiles func(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *f
 
 // amxGemm is the tile kernel f as the amx set's gemmI8: the panel's codes
 // laid out again for the tiles (amxPanel, into p.a) unless its kernel put
-// them there (p.tiled: the GGUF blocks' whole panels), then f, which
+// them there (p.tiled: the amx set's own panel kernels), then f, which
 // stores each chunk's int32 sums to p.c on their way to floats.
 func amxGemm(f amxTiles) gemmI8 {
 	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {

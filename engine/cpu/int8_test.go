@@ -374,7 +374,7 @@ func TestInt8Batch(t *testing.T) {
 							p1, p2 := newI8Panel(cols), newI8Panel(cols)
 							ks.panelI8[bits/8](&p1, m.packed, m.scales, m.biases, nr, cols, group)
 							panelI8Go(&p2, m.packed, m.scales, m.biases, nr, cols, group, bits)
-							if !slices.Equal(p1.w, p2.w) || !slices.Equal(p1.s, p2.s) || !slices.Equal(p1.b, p2.b) {
+							if !slices.Equal(panelCodes(&p1), p2.w) || !slices.Equal(p1.s, p2.s) || !slices.Equal(p1.b, p2.b) {
 								t.Fatalf("%s: panel differs from panelI8Go", what)
 							}
 							for _, n := range []int{2, 9, 16, 23} {
@@ -524,4 +524,18 @@ func TestQuantSums(t *testing.T) {
 			}
 		}
 	}
+}
+
+// panelCodes returns p's codes in i8Panel.w's layout, whichever layout
+// its panel kernel wrote: tile order, in p.a, where p.tiled.
+func panelCodes(p *i8Panel) []uint8 {
+	if !p.tiled {
+		return p.w
+	}
+	w := make([]uint8, len(p.w))
+	for i, code := range p.a {
+		c, r, k := i/512, i/32%16, i%32 // chunk, row, column
+		w[(c*8+k/4)*64+r*4+k%4] = code
+	}
+	return w
 }

@@ -18,8 +18,8 @@ var avx512VNNIKernels = func() kernelSet {
 	ks.gemvBlocksI8 = blocksI8VNNI
 	ks.panelBlocksI8 = blockPanelsAVX2
 	ks.panelI8 = [2]panelI8{
-		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false}.panel,
-		i8PanelKernel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}, false}.panel,
+		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false, false}.panel,
+		i8PanelKernel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}, false, false}.panel,
 	}
 	ks.gemmI8 = [2]gemmI8{i8Gemm(gemmI8VNNI), i8Gemm(gemmI8VNNI)}
 	return ks
@@ -102,6 +102,7 @@ type i8PanelKernel struct {
 	bits  int
 	asm   [3]panelAsm
 	whole bool
+	tiles bool // asm lays the codes out in tile order, in p.a (the amx set)
 }
 
 func (a i8PanelKernel) panel(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group int) {
@@ -111,7 +112,7 @@ func (a i8PanelKernel) panel(p *i8Panel, w []uint32, scales, biases halfVec, row
 	}
 	if rows > 16 || group&(group-1) != 0 || group < 32 || group > 128 || cols%group != 0 ||
 		len(w) < ((rows-1)*cols+cols)*a.bits/32 || scales.len() < rows*groups || biases.len() < rows*groups ||
-		len(p.w) < 16*cols || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
+		len(p.w) < 16*cols || len(p.a) < 16*cols || len(p.s) < 16*chunks || len(p.b) < 16*chunks {
 		panic("cpu: int8 panel operands do not match")
 	}
 	k := halfKind(scales)
@@ -119,7 +120,11 @@ func (a i8PanelKernel) panel(p *i8Panel, w []uint32, scales, biases halfVec, row
 		panelI8Go(p, w, scales, biases, rows, cols, group, a.bits)
 		return
 	}
-	a.asm[k](&p.w[0], &p.s[0], &p.b[0], &w[0], cols*a.bits/8, halfPtr(scales), halfPtr(biases), groups, rows, chunks,
+	codes := &p.w[0]
+	if a.tiles {
+		codes, p.tiled = &p.a[0], true
+	}
+	a.asm[k](codes, &p.s[0], &p.b[0], &w[0], cols*a.bits/8, halfPtr(scales), halfPtr(biases), groups, rows, chunks,
 		bits.TrailingZeros(uint(group)))
 }
 
@@ -164,3 +169,21 @@ func gemvQ8SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq 
 
 //go:noescape
 func gemvQ8SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+
+//go:noescape
+func panelQ4SF32Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ4SBF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ4SF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ8SF32Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ8SBF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+
+//go:noescape
+func panelQ8SF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)

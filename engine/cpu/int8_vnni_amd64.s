@@ -2017,3 +2017,500 @@ chunk:
 done:
 	VZEROUPPER
 	RET
+
+// func panelQ4SF32Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+//
+// panelQ4SF32VNNI's panel for the amx set, its codes in tile order: for each
+// chunk, each of the sixteen rows' 32 codes (the chunk's sixteen bytes'
+// low nibbles, then their high nibbles: nibble order), rows past rows zero.
+TEXT ·panelQ4SF32Tiles(SB), NOSPLIT, $0-88
+	MOVQ a+0(FP), DI
+	MOVQ sp+8(FP), R8
+	MOVQ bp+16(FP), R9
+	MOVQ w+24(FP), SI
+	MOVQ scales+40(FP), R11
+	MOVQ biases+48(FP), R12
+	MOVQ rows+64(FP), AX
+	MOVQ $-1, DX
+	BZHIQ AX, DX, DX
+	KMOVW DX, K1
+	VMOVDQU32 iota<>(SB), Z27
+	MOVQ sstride+56(FP), AX
+	SHLQ $2, AX
+	VPBROADCASTD AX, Z26
+	VPMULLD Z26, Z27, Z29
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VPXORD Z2, Z2, Z2
+	MOVQ chunks+72(FP), BX
+	MOVQ gshift+80(FP), CX
+	SUBQ $5, CX
+	XORQ AX, AX
+
+chunk:
+	CMPQ AX, BX
+	JGE  done
+	MOVQ SI, R14
+	XORQ R10, R10
+	MOVQ rows+64(FP), DX
+	SHLQ $5, DX
+
+row:
+	CMPQ R10, DX
+	JGE  pad
+	PREFETCHT0 128(R14)
+	VMOVDQU (R14), X0
+	VPSRLW  $4, X0, X1
+	VPANDD  X31, X0, X0
+	VPANDD  X31, X1, X1
+	VMOVDQU X0, (DI)(R10*1)
+	VMOVDQU X1, 16(DI)(R10*1)
+	ADDQ wstride+32(FP), R14
+	ADDQ $32, R10
+	JMP  row
+
+pad:
+	CMPQ R10, $512
+	JGE  scales
+	VMOVDQU Y2, (DI)(R10*1)
+	ADDQ $32, R10
+	JMP  pad
+
+scales:
+	MOVQ AX, DX
+	SHRQ CX, DX
+	LEAQ (R11)(DX*4), R10
+	LEAQ (R12)(DX*4), R13
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD 0(R10)(Z29*1), K2, Z0
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VPGATHERDD 0(R13)(Z29*1), K2, Z1
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R9)
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $16, SI
+	INCQ AX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	RET
+
+// func panelQ4SBF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+//
+// panelQ4SBF16VNNI's panel for the amx set, its codes in tile order: for each
+// chunk, each of the sixteen rows' 32 codes (the chunk's sixteen bytes'
+// low nibbles, then their high nibbles: nibble order), rows past rows zero.
+TEXT ·panelQ4SBF16Tiles(SB), NOSPLIT, $0-88
+	MOVQ a+0(FP), DI
+	MOVQ sp+8(FP), R8
+	MOVQ bp+16(FP), R9
+	MOVQ w+24(FP), SI
+	MOVQ scales+40(FP), R11
+	MOVQ biases+48(FP), R12
+	MOVQ rows+64(FP), AX
+	MOVQ $-1, DX
+	BZHIQ AX, DX, DX
+	KMOVW DX, K1
+	VMOVDQU32 iota<>(SB), Z27
+	MOVQ sstride+56(FP), AX
+	SHLQ $1, AX
+	VPBROADCASTD AX, Z26
+	VPMULLD Z26, Z27, Z29
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z28
+	VPXORD Z2, Z2, Z2
+	MOVQ chunks+72(FP), BX
+	MOVQ gshift+80(FP), CX
+	SUBQ $5, CX
+	XORQ AX, AX
+
+chunk:
+	CMPQ AX, BX
+	JGE  done
+	MOVQ SI, R14
+	XORQ R10, R10
+	MOVQ rows+64(FP), DX
+	SHLQ $5, DX
+
+row:
+	CMPQ R10, DX
+	JGE  pad
+	PREFETCHT0 128(R14)
+	VMOVDQU (R14), X0
+	VPSRLW  $4, X0, X1
+	VPANDD  X31, X0, X0
+	VPANDD  X31, X1, X1
+	VMOVDQU X0, (DI)(R10*1)
+	VMOVDQU X1, 16(DI)(R10*1)
+	ADDQ wstride+32(FP), R14
+	ADDQ $32, R10
+	JMP  row
+
+pad:
+	CMPQ R10, $512
+	JGE  scales
+	VMOVDQU Y2, (DI)(R10*1)
+	ADDQ $32, R10
+	JMP  pad
+
+scales:
+	MOVQ AX, DX
+	SHRQ CX, DX
+	LEAQ (R11)(DX*2), R10
+	LEAQ (R12)(DX*2), R13
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD -2(R10)(Z29*1), K2, Z0
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VPGATHERDD -2(R13)(Z29*1), K2, Z1
+	VPANDD Z28, Z0, Z0
+	VPANDD Z28, Z1, Z1
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R9)
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $16, SI
+	INCQ AX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	RET
+
+// func panelQ4SF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+//
+// panelQ4SF16VNNI's panel for the amx set, its codes in tile order: for each
+// chunk, each of the sixteen rows' 32 codes (the chunk's sixteen bytes'
+// low nibbles, then their high nibbles: nibble order), rows past rows zero.
+TEXT ·panelQ4SF16Tiles(SB), NOSPLIT, $0-88
+	MOVQ a+0(FP), DI
+	MOVQ sp+8(FP), R8
+	MOVQ bp+16(FP), R9
+	MOVQ w+24(FP), SI
+	MOVQ scales+40(FP), R11
+	MOVQ biases+48(FP), R12
+	MOVQ rows+64(FP), AX
+	MOVQ $-1, DX
+	BZHIQ AX, DX, DX
+	KMOVW DX, K1
+	VMOVDQU32 iota<>(SB), Z27
+	MOVQ sstride+56(FP), AX
+	SHLQ $1, AX
+	VPBROADCASTD AX, Z26
+	VPMULLD Z26, Z27, Z29
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VPXORD Z2, Z2, Z2
+	MOVQ chunks+72(FP), BX
+	MOVQ gshift+80(FP), CX
+	SUBQ $5, CX
+	XORQ AX, AX
+
+chunk:
+	CMPQ AX, BX
+	JGE  done
+	MOVQ SI, R14
+	XORQ R10, R10
+	MOVQ rows+64(FP), DX
+	SHLQ $5, DX
+
+row:
+	CMPQ R10, DX
+	JGE  pad
+	PREFETCHT0 128(R14)
+	VMOVDQU (R14), X0
+	VPSRLW  $4, X0, X1
+	VPANDD  X31, X0, X0
+	VPANDD  X31, X1, X1
+	VMOVDQU X0, (DI)(R10*1)
+	VMOVDQU X1, 16(DI)(R10*1)
+	ADDQ wstride+32(FP), R14
+	ADDQ $32, R10
+	JMP  row
+
+pad:
+	CMPQ R10, $512
+	JGE  scales
+	VMOVDQU Y2, (DI)(R10*1)
+	ADDQ $32, R10
+	JMP  pad
+
+scales:
+	MOVQ AX, DX
+	SHRQ CX, DX
+	LEAQ (R11)(DX*2), R10
+	LEAQ (R12)(DX*2), R13
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD -2(R10)(Z29*1), K2, Z0
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VPGATHERDD -2(R13)(Z29*1), K2, Z1
+	VPSRLD    $16, Z0, Z0
+	VPSRLD    $16, Z1, Z1
+	VPMOVDW   Z0, Y0
+	VPMOVDW   Z1, Y1
+	VCVTPH2PS Y0, Z0
+	VCVTPH2PS Y1, Z1
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R9)
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $16, SI
+	INCQ AX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	RET
+
+// func panelQ8SF32Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+//
+// panelQ8SF32VNNI's panel for the amx set, its codes in tile order: for each
+// chunk, each of the sixteen rows' 32 codes, rows past rows zero.
+TEXT ·panelQ8SF32Tiles(SB), NOSPLIT, $0-88
+	MOVQ a+0(FP), DI
+	MOVQ sp+8(FP), R8
+	MOVQ bp+16(FP), R9
+	MOVQ w+24(FP), SI
+	MOVQ scales+40(FP), R11
+	MOVQ biases+48(FP), R12
+	MOVQ rows+64(FP), AX
+	MOVQ $-1, DX
+	BZHIQ AX, DX, DX
+	KMOVW DX, K1
+	VMOVDQU32 iota<>(SB), Z27
+	MOVQ sstride+56(FP), AX
+	SHLQ $2, AX
+	VPBROADCASTD AX, Z26
+	VPMULLD Z26, Z27, Z29
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VPXORD Z2, Z2, Z2
+	MOVQ chunks+72(FP), BX
+	MOVQ gshift+80(FP), CX
+	SUBQ $5, CX
+	XORQ AX, AX
+
+chunk:
+	CMPQ AX, BX
+	JGE  done
+	MOVQ SI, R14
+	XORQ R10, R10
+	MOVQ rows+64(FP), DX
+	SHLQ $5, DX
+
+row:
+	CMPQ R10, DX
+	JGE  pad
+	PREFETCHT0 256(R14)
+	VMOVDQU (R14), Y0
+	VMOVDQU Y0, (DI)(R10*1)
+	ADDQ wstride+32(FP), R14
+	ADDQ $32, R10
+	JMP  row
+
+pad:
+	CMPQ R10, $512
+	JGE  scales
+	VMOVDQU Y2, (DI)(R10*1)
+	ADDQ $32, R10
+	JMP  pad
+
+scales:
+	MOVQ AX, DX
+	SHRQ CX, DX
+	LEAQ (R11)(DX*4), R10
+	LEAQ (R12)(DX*4), R13
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD 0(R10)(Z29*1), K2, Z0
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VPGATHERDD 0(R13)(Z29*1), K2, Z1
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R9)
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $32, SI
+	INCQ AX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	RET
+
+// func panelQ8SBF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+//
+// panelQ8SBF16VNNI's panel for the amx set, its codes in tile order: for each
+// chunk, each of the sixteen rows' 32 codes, rows past rows zero.
+TEXT ·panelQ8SBF16Tiles(SB), NOSPLIT, $0-88
+	MOVQ a+0(FP), DI
+	MOVQ sp+8(FP), R8
+	MOVQ bp+16(FP), R9
+	MOVQ w+24(FP), SI
+	MOVQ scales+40(FP), R11
+	MOVQ biases+48(FP), R12
+	MOVQ rows+64(FP), AX
+	MOVQ $-1, DX
+	BZHIQ AX, DX, DX
+	KMOVW DX, K1
+	VMOVDQU32 iota<>(SB), Z27
+	MOVQ sstride+56(FP), AX
+	SHLQ $1, AX
+	VPBROADCASTD AX, Z26
+	VPMULLD Z26, Z27, Z29
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0xffff0000, AX
+	VPBROADCASTD AX, Z28
+	VPXORD Z2, Z2, Z2
+	MOVQ chunks+72(FP), BX
+	MOVQ gshift+80(FP), CX
+	SUBQ $5, CX
+	XORQ AX, AX
+
+chunk:
+	CMPQ AX, BX
+	JGE  done
+	MOVQ SI, R14
+	XORQ R10, R10
+	MOVQ rows+64(FP), DX
+	SHLQ $5, DX
+
+row:
+	CMPQ R10, DX
+	JGE  pad
+	PREFETCHT0 256(R14)
+	VMOVDQU (R14), Y0
+	VMOVDQU Y0, (DI)(R10*1)
+	ADDQ wstride+32(FP), R14
+	ADDQ $32, R10
+	JMP  row
+
+pad:
+	CMPQ R10, $512
+	JGE  scales
+	VMOVDQU Y2, (DI)(R10*1)
+	ADDQ $32, R10
+	JMP  pad
+
+scales:
+	MOVQ AX, DX
+	SHRQ CX, DX
+	LEAQ (R11)(DX*2), R10
+	LEAQ (R12)(DX*2), R13
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD -2(R10)(Z29*1), K2, Z0
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VPGATHERDD -2(R13)(Z29*1), K2, Z1
+	VPANDD Z28, Z0, Z0
+	VPANDD Z28, Z1, Z1
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R9)
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $32, SI
+	INCQ AX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	RET
+
+// func panelQ8SF16Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
+//
+// panelQ8SF16VNNI's panel for the amx set, its codes in tile order: for each
+// chunk, each of the sixteen rows' 32 codes, rows past rows zero.
+TEXT ·panelQ8SF16Tiles(SB), NOSPLIT, $0-88
+	MOVQ a+0(FP), DI
+	MOVQ sp+8(FP), R8
+	MOVQ bp+16(FP), R9
+	MOVQ w+24(FP), SI
+	MOVQ scales+40(FP), R11
+	MOVQ biases+48(FP), R12
+	MOVQ rows+64(FP), AX
+	MOVQ $-1, DX
+	BZHIQ AX, DX, DX
+	KMOVW DX, K1
+	VMOVDQU32 iota<>(SB), Z27
+	MOVQ sstride+56(FP), AX
+	SHLQ $1, AX
+	VPBROADCASTD AX, Z26
+	VPMULLD Z26, Z27, Z29
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z31
+	VPXORD Z2, Z2, Z2
+	MOVQ chunks+72(FP), BX
+	MOVQ gshift+80(FP), CX
+	SUBQ $5, CX
+	XORQ AX, AX
+
+chunk:
+	CMPQ AX, BX
+	JGE  done
+	MOVQ SI, R14
+	XORQ R10, R10
+	MOVQ rows+64(FP), DX
+	SHLQ $5, DX
+
+row:
+	CMPQ R10, DX
+	JGE  pad
+	PREFETCHT0 256(R14)
+	VMOVDQU (R14), Y0
+	VMOVDQU Y0, (DI)(R10*1)
+	ADDQ wstride+32(FP), R14
+	ADDQ $32, R10
+	JMP  row
+
+pad:
+	CMPQ R10, $512
+	JGE  scales
+	VMOVDQU Y2, (DI)(R10*1)
+	ADDQ $32, R10
+	JMP  pad
+
+scales:
+	MOVQ AX, DX
+	SHRQ CX, DX
+	LEAQ (R11)(DX*2), R10
+	LEAQ (R12)(DX*2), R13
+	KMOVW K1, K2
+	VPXORD Z0, Z0, Z0
+	VPGATHERDD -2(R10)(Z29*1), K2, Z0
+	KMOVW K1, K2
+	VPXORD Z1, Z1, Z1
+	VPGATHERDD -2(R13)(Z29*1), K2, Z1
+	VPSRLD    $16, Z0, Z0
+	VPSRLD    $16, Z1, Z1
+	VPMOVDW   Z0, Y0
+	VPMOVDW   Z1, Y1
+	VCVTPH2PS Y0, Z0
+	VCVTPH2PS Y1, Z1
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R9)
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $32, SI
+	INCQ AX
+	JMP  chunk
+
+done:
+	VZEROUPPER
+	RET

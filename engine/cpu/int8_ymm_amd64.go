@@ -29,8 +29,8 @@ func ymmI8Kernels(name string, gemv [2][3]i8GemvAsm, gemm [2]gemmI8Asm) kernelSe
 	ks.gemvBlocksI8 = blocksI8AVX2
 	ks.panelBlocksI8 = blockPanelsAVX2
 	ks.panelI8 = [2]panelI8{
-		i8PanelKernel{4, [3]panelAsm{panelQ4SF32AVX2, panelQ4SBF16AVX2, panelQ4SF16AVX2}, true}.panel,
-		i8PanelKernel{8, [3]panelAsm{panelQ8SF32AVX2, panelQ8SBF16AVX2, panelQ8SF16AVX2}, true}.panel,
+		i8PanelKernel{4, [3]panelAsm{panelQ4SF32AVX2, panelQ4SBF16AVX2, panelQ4SF16AVX2}, true, false}.panel,
+		i8PanelKernel{8, [3]panelAsm{panelQ8SF32AVX2, panelQ8SBF16AVX2, panelQ8SF16AVX2}, true, false}.panel,
 	}
 	ks.gemmI8 = [2]gemmI8{i8Gemm(gemm[0]), i8Gemm(gemm[1])}
 	return ks

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+	"github.com/driftwoodlabs/driftwood/internal/mapfile"
 )
 
 // Limits on what a header may make Open allocate. Each is far above what
@@ -162,13 +163,13 @@ func Map(f *os.File) (*File, error) {
 	if size > math.MaxInt {
 		return nil, fmt.Errorf("%s: file too large to map", path)
 	}
-	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	m, err := mapfile.Map(f, int(size))
 	if err != nil {
 		return nil, fmt.Errorf("%s: mmap: %w", path, err)
 	}
 	g, err := parse(m)
 	if err != nil {
-		unix.Munmap(m)
+		mapfile.Unmap(m)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	g.Path, g.Size = path, size
@@ -181,7 +182,7 @@ func (f *File) Close() error {
 	if f.mapping == nil {
 		return nil
 	}
-	err := unix.Munmap(f.mapping)
+	err := mapfile.Unmap(f.mapping)
 	f.mapping = nil
 	return err
 }

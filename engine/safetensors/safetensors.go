@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
+	"github.com/driftwoodlabs/driftwood/internal/mapfile"
 )
 
 // MaxHeaderSize bounds the JSON header (100 MB, as the reference
@@ -124,13 +125,13 @@ func Map(f *os.File) (*File, error) {
 	if size > math.MaxInt {
 		return nil, fmt.Errorf("%s: file too large to map", path)
 	}
-	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	m, err := mapfile.Map(f, int(size))
 	if err != nil {
 		return nil, fmt.Errorf("%s: mmap: %w", path, err)
 	}
 	meta, tensors, err := parse(m)
 	if err != nil {
-		unix.Munmap(m)
+		mapfile.Unmap(m)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	n := binary.LittleEndian.Uint64(m) // parse checked it
@@ -144,7 +145,7 @@ func (f *File) Close() error {
 	if f.mapping == nil {
 		return nil
 	}
-	err := unix.Munmap(f.mapping)
+	err := mapfile.Unmap(f.mapping)
 	f.mapping = nil
 	return err
 }

@@ -75,6 +75,8 @@ var ranks = map[string]int{
 	"internal/flock": 0,
 	// Every reader of a file a user names bounds its reads with it.
 	"internal/limitedfile": 0,
+	// The weights readers map their files with it.
+	"internal/mapfile": 0,
 }
 
 // allowed are edges that break the layers for now, each with the reason.

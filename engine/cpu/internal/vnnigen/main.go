@@ -59,6 +59,9 @@ func (k kernel) Masks(kg, kc string) masked { return masked{k, kg, kc} }
 
 func (k kernel) Prep() string { return fmt.Sprintf("panelQ%dS%sVNNI", k.Bits, k.Name) }
 
+// PrepTiles is the amx set's panel kernel (prepTiles).
+func (k kernel) PrepTiles() string { return fmt.Sprintf("panelQ%dS%sTiles", k.Bits, k.Name) }
+
 // Gathers are the byte offsets within a chunk of the four-byte groups of
 // codes a panel kernel gathers: four for q4 (each gives two groups, low
 // and high nibbles), eight for q8.
@@ -134,6 +137,7 @@ func zmm() []byte {
 	execute(&b, quant, lanes)
 	execute(&b, gemm, struct{ Lanes []int }{lanes[:8]})
 	execute(&b, prep, kernels...)
+	execute(&b, prepTiles, kernels...)
 	return b.Bytes()
 }
 
