@@ -38,7 +38,8 @@ type kernelSet struct {
 	// gemv over GGUF blocks of type t (blocks_i8.go).
 	gemvBlocksI8 [blockI8Types]blockGemvI8
 	// panelBlocksI8, where the set has it, lays out whole panels of GGUF
-	// blocks for gemmI8 (blockMatrix.fillI8).
+	// blocks for gemmI8 (blockMatrix.fillI8): in i8Panel.w, or for the
+	// amx set in tile order in i8Panel.a (i8Panel.tiled).
 	panelBlocksI8 [blockI8Types]blockPanelI8
 	// gemmQ6K, where the set has it, is gemmI8 for Q6_K's panels: signed
 	// codes, p.s the scale of each chunk's first sixteen columns and p.b
