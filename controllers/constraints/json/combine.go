@@ -168,6 +168,9 @@ func (c *compiler) conjuncts(s map[string]any, at string, hops int, plain *[]map
 	if err := checkKeywords(s, at); err != nil {
 		return err
 	}
+	if err := c.tupleForm(s, at); err != nil {
+		return err
+	}
 	rest := map[string]any{}
 	for k, v := range s {
 		switch k {
@@ -254,8 +257,8 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 			x, _ := old.([]any)
 			y, _ := v.([]any)
 			out[k] = append(slices.Clone(x), y...)
-		case "items":
-			out[k] = map[string]any{"allOf": []any{old, v}}
+		case "items", "prefixItems", "additionalItems":
+			// Below, together.
 		case "minItems", "minLength", "maxItems", "maxLength", "minProperties", "maxProperties":
 			x, okx := count(old)
 			y, oky := count(v)
@@ -294,6 +297,9 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 		return nil, err
 	}
 	mergeProperties(out, a, b)
+	if err := mergeItems(out, a, b, at); err != nil {
+		return nil, err
+	}
 	if nothing {
 		out["enum"] = []any{}
 	}
@@ -668,7 +674,7 @@ func (c *compiler) mergeGeneral(k int, gens []int32, from []int, one bool, at st
 			lo, hi := int64(pn.minLen), int64(pn.maxLen)
 			if k == cArray {
 				lo, hi = int64(pn.minItems), int64(pn.maxItems)
-				if pn.items != n.items {
+				if pn.items != n.items || !slices.Equal(pn.prefix, n.prefix) {
 					same = false
 				}
 			}
@@ -694,7 +700,7 @@ func (c *compiler) mergeGeneral(k int, gens []int32, from []int, one bool, at st
 			// Items of different schemas: only one branch that takes any
 			// items, in every number, covers the others.
 			for _, p := range gens {
-				if pn := &g.nodes[p]; pn.items == anyNode && int64(pn.minItems) <= cur.lo && (pn.maxItems < 0 || int64(pn.maxItems) >= cur.hi && cur.hi >= 0) {
+				if pn := &g.nodes[p]; pn.items == anyNode && pn.prefix == nil && int64(pn.minItems) <= cur.lo && (pn.maxItems < 0 || int64(pn.maxItems) >= cur.hi && cur.hi >= 0) {
 					return p, nil
 				}
 			}

@@ -36,7 +36,7 @@ type frame struct {
 	node  int32  // its schema
 	cur   int32  // object: bit index of the property being read, -1 undeclared
 	seen  uint64 // object: properties present (a wide object: their set's id)
-	count uint32 // array: items so far, saturated
+	count uint32 // array: items so far, saturated (see itemCount)
 	phase uint8
 	ws    uint8 // whitespace run before the next token
 }
@@ -251,15 +251,15 @@ func (g *grammar) frameStep(s state, b byte) (state, bool) {
 			return g.pop(s), true
 		}
 		if b == ',' && f.phase == pArrNext && (nd.maxItems < 0 || int32(f.count) < nd.maxItems) &&
-			g.nodes[nd.items].minDepth <= g.room(&s) {
+			g.nodes[nd.itemAt(f.count)].minDepth <= g.room(&s) {
 			f.phase = pArrComma
 			return s, true
 		}
 		if f.phase == pArrOpen && nd.maxItems != 0 {
-			return g.startValue(s, nd.items, b)
+			return g.startValue(s, nd.itemAt(0), b)
 		}
 	case pArrComma:
-		return g.startValue(s, nd.items, b)
+		return g.startValue(s, nd.itemAt(f.count), b)
 	}
 	return s, false
 }
@@ -390,8 +390,8 @@ func (g *grammar) valueDone(f *frame, val int32) {
 		f.phase = pObjNext
 	case pArrOpen, pArrComma:
 		nd := &g.nodes[f.node]
-		if int32(f.count) < max(nd.minItems, nd.maxItems) {
-			f.count++ // counted only as far as a limit needs
+		if int32(f.count) < nd.itemCount() {
+			f.count++ // counted only as far as a limit or the tuple needs
 		}
 		f.phase = pArrNext
 	}

@@ -4,7 +4,9 @@
 // integer, boolean, null, or a list of them), properties, required,
 // additionalProperties (false when "properties" is given and it is not:
 // stricter than JSON Schema, so that a model cannot wander into keys of
-// its own), items, minItems, maxItems, minLength, maxLength, enum,
+// its own), items, tuples (prefixItems with items for the rest, or
+// items as an array with additionalItems, one form per document; false
+// after them ends the tuple), minItems, maxItems, minLength, maxLength, enum,
 // const (of any JSON value, checked against the rest of its schema),
 // $ref to any JSON pointer within the document (a chain of $refs too;
 // recursion is bounded by the nesting limit below), and:
@@ -28,7 +30,7 @@
 //     types and enums intersected, properties and required joined (a
 //     property in both must be valid for both; one in a single branch
 //     must also be valid for the other's additionalProperties), the
-//     tighter bounds kept, items merged;
+//     tighter bounds kept, items merged (tuples item by item);
 //   - anyOf, one schema per kind of value (object, array, string,
 //     number, boolean, null), told apart by the value's first byte;
 //     several branches of one kind are combined only where that is

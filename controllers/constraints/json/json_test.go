@@ -59,6 +59,8 @@ var schemas = []struct {
 	{"bounded", `{"type":"array","minItems":1,"maxItems":4,"items":{"type":"object","properties":{"port":{"type":"integer","minimum":1,"maximum":65535},
 		"p":{"type":"number","minimum":0,"maximum":1},"t":{"type":"number","exclusiveMinimum":-40.5,"exclusiveMaximum":60},
 		"even":{"type":"integer","multipleOf":2,"exclusiveMaximum":0},"cents":{"type":"number","multipleOf":0.01,"minimum":0}},"required":["port","p","t","even","cents"]}}`, 0, false},
+	{"tuple", `{"type":"array","prefixItems":[{"type":"string","maxLength":6},{"type":"integer","minimum":0},{"enum":["on","off"]}],"items":false,"minItems":2}`, 0, false},
+	{"tuple07", `{"type":"object","properties":{"row":{"type":"array","items":[{"type":"boolean"},{"type":"null"}],"additionalItems":{"type":"number"},"maxItems":4}},"required":["row"]}`, 0, false},
 	{"extended", `{"$defs":{"base":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},
 		"allOf":[{"$ref":"#/$defs/base"},{"properties":{"tag":{"type":"string","maxLength":6}},"required":["tag"]}]}`, 0, false},
 }

@@ -61,6 +61,8 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"dependentRequired":    {`{"type":"object","dependentRequired":{"a":["b"]}}`, `{"a":1,"b":2}`, `{"a":1}`},
 		"dependencies":         {`{"type":"object","dependencies":{"a":["b"]}}`, `{"b":2,"a":1}`, `{"a":1,"c":2}`},
 		"not":                  {`{"type":["string","null"],"not":{"type":"null"}}`, `"x"`, `null`},
+		"prefixItems":          {`{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}]}`, `[1,"a",null]`, `[1,2]`},
+		"additionalItems":      {`{"type":"array","items":[{"type":"integer"}],"additionalItems":{"type":"string"}}`, `[1,"a"]`, `[1,2]`},
 	}
 	for _, k := range enforced {
 		c, ok := cases[k]
@@ -88,6 +90,9 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"type":"object","properties":{"zipCode":{"type":"string","pattern":"(?<=x)[0-9]{5}"}}}`, "pattern"},
 		{`{"type":"object","properties":{"a":{},"b":{}},"dependencies":{"a":{"required":["b"]}}}`, "dependencies"},
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
+		{`{"type":"array","additionalItems":false}`, "additionalItems"},
+		{`{"type":"array","contains":{"type":"integer"}}`, "contains"},
+		{`{"type":"array","prefixItems":[{}],"unevaluatedItems":false}`, "unevaluatedItems"},
 		{`{"type":"string","format":"hostname"}`, "format"},
 		{`{"type":"string","maxLenght":3}`, "maxLenght"},
 		{`{"not":{"minimum":3}}`, "not"},

@@ -15,12 +15,14 @@ import (
 
 // TestRandomSchemas generates schemas from the keywords the controller
 // enforces, combined at random (nested objects and arrays, bounds,
-// patterns, formats, enums, anyOf, oneOf, allOf, $ref), walks random
+// patterns, formats, enums, tuples in either draft's form, anyOf, oneOf,
+// allOf, $ref), walks random
 // replies through the controller's masks on the Llama 3 vocabulary, and
 // validates every finished reply with an independent JSON Schema
 // validator (santhosh-tekuri/jsonschema, draft 2020-12, formats asserted).
 // A schema the controller refuses is counted, not failed: refusing is
-// sound. Every reply that finishes must be valid.
+// sound. Every reply that finishes must be valid, and none may stop
+// unfinished because no token could continue it (a dead end).
 func TestRandomSchemas(t *testing.T) {
 	l := llama(t)
 	schemas, replies := 120, 3
@@ -42,6 +44,10 @@ func TestRandomSchemas(t *testing.T) {
 			rep, err := s.Reply(opt)
 			if err != nil {
 				t.Fatalf("schema %d %s, seed %d: %v", i, src, seed, err)
+			}
+			if rep.End == sdktest.EndFail || rep.End == sdktest.EndEmptyMask {
+				t.Errorf("schema %d %s, seed %d: a dead end after %q (%s)", i, src, seed, rep.Text, rep.End)
+				continue
 			}
 			if rep.End != sdktest.EndStop && rep.End != sdktest.EndToken {
 				continue // the token limit: not a finished value
@@ -78,6 +84,9 @@ func FuzzRandomSchemas(f *testing.F) {
 		if err != nil {
 			t.Fatalf("schema %s: %v", src, err)
 		}
+		if rep.End == sdktest.EndFail || rep.End == sdktest.EndEmptyMask {
+			t.Fatalf("schema %s: a dead end after %q (%s)", src, rep.Text, rep.End)
+		}
 		if rep.End != sdktest.EndStop && rep.End != sdktest.EndToken {
 			return
 		}
@@ -93,10 +102,17 @@ func FuzzRandomSchemas(f *testing.F) {
 
 // randomSchema is a schema from the generator, as JSON.
 func randomSchema(t testing.TB, r *rand.Rand) []byte {
-	g := &schemaGen{r: r}
+	g := &schemaGen{r: r, oldTuples: r.IntN(3) == 0}
 	root := g.value(0)
 	if len(g.defs) > 0 {
 		root["$defs"] = g.defs
+	}
+	if g.oldTuples {
+		// Tuples as items arrays and additionalItems: draft 2019-09's
+		// form, which the reference validator reads under its $schema.
+		root["$schema"] = "https://json-schema.org/draft/2019-09/schema"
+	} else if r.IntN(2) == 0 {
+		root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	}
 	src, err := stdjson.Marshal(root)
 	if err != nil {
@@ -129,6 +145,9 @@ func compileReference(t testing.TB, src string) *jsonschema.Schema {
 type schemaGen struct {
 	r    *rand.Rand
 	defs map[string]any
+	// oldTuples writes tuples in the form of drafts up to 2019-09 (items
+	// as an array, additionalItems) rather than prefixItems.
+	oldTuples bool
 }
 
 var (
@@ -141,7 +160,7 @@ var (
 func (g *schemaGen) value(depth int) map[string]any {
 	kinds := []string{"string", "integer", "number", "boolean", "null", "enum", "const", "not"}
 	if depth < 3 {
-		kinds = append(kinds, "object", "object", "array", "anyOf", "oneOf", "allOf", "ref")
+		kinds = append(kinds, "object", "object", "array", "tuple", "tuple", "anyOf", "oneOf", "allOf", "allOf", "ref")
 	}
 	switch k := kinds[g.r.IntN(len(kinds))]; k {
 	case "string":
@@ -201,11 +220,17 @@ func (g *schemaGen) value(depth int) map[string]any {
 			s["minItems"] = 1
 		}
 		return s
+	case "tuple":
+		return g.tuple(depth)
 	case "anyOf", "oneOf":
 		// Branches of different kinds: disjoint, as oneOf needs.
+		arr := map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "maxItems": 2}
+		if g.r.IntN(2) == 0 {
+			arr = g.tuple(depth + 1)
+		}
 		types := []map[string]any{
 			{"type": "string", "maxLength": 8}, {"type": "integer", "maximum": 50}, {"type": "null"},
-			{"type": "boolean"}, g.object(depth + 1), {"type": "array", "items": map[string]any{"type": "integer"}, "maxItems": 2},
+			{"type": "boolean"}, g.object(depth + 1), arr,
 		}
 		var branches []any
 		for _, j := range g.r.Perm(len(types))[:2+g.r.IntN(2)] {
@@ -214,6 +239,14 @@ func (g *schemaGen) value(depth int) map[string]any {
 		return map[string]any{k: branches}
 	case "allOf":
 		a, b := g.object(depth+1), g.object(depth+1)
+		if g.r.IntN(2) == 0 { // tuples merged item by item
+			a = g.tuple(depth + 1)
+			if g.r.IntN(2) == 0 {
+				b = g.tuple(depth + 1)
+			} else {
+				b = map[string]any{"items": g.value(depth + 1), "maxItems": 1 + g.r.IntN(4)}
+			}
+		}
 		return map[string]any{"allOf": []any{a, b}}
 	default: // ref
 		if g.defs == nil {
@@ -256,6 +289,49 @@ func (g *schemaGen) object(depth int) map[string]any {
 			deps[from] = []any{fmt.Sprintf("p%d", g.r.IntN(n)), "p9"}[:1+g.r.IntN(2)]
 		}
 		s["dependentRequired"] = deps
+	}
+	return s
+}
+
+// tuple is an array schema whose first items have schemas of their own
+// (one may be false), then a rest that is false, a schema or absent, in
+// the form oldTuples chooses, and perhaps item counts.
+func (g *schemaGen) tuple(depth int) map[string]any {
+	n := 1 + g.r.IntN(3)
+	prefix := make([]any, n)
+	for i := range prefix {
+		prefix[i] = g.value(depth + 1)
+	}
+	if g.r.IntN(5) == 0 {
+		prefix[g.r.IntN(n)] = false
+	}
+	var rest any
+	switch g.r.IntN(3) {
+	case 0:
+		rest = false
+	case 1:
+		rest = g.value(depth + 1)
+	}
+	s := map[string]any{"type": "array"}
+	if g.oldTuples {
+		s["items"] = prefix
+		if rest != nil {
+			s["additionalItems"] = rest
+		}
+	} else {
+		s["prefixItems"] = prefix
+		if rest != nil {
+			s["items"] = rest
+		}
+	}
+	if g.r.IntN(2) == 0 {
+		s["minItems"] = g.r.IntN(n + 2)
+	}
+	if rest != false || g.r.IntN(2) == 0 {
+		s["maxItems"] = g.r.IntN(n + 3)
+		if lo, ok := s["minItems"].(int); ok && lo > s["maxItems"].(int) && g.r.IntN(4) != 0 {
+			s["minItems"], s["maxItems"] = s["maxItems"], lo // mostly bounds that some array fits
+		}
 	}
 	return s
 }

@@ -38,7 +38,10 @@ type node struct {
 	all      uint64  // bits of the declared properties
 	required uint64  // bits of the required ones
 	extra    int32   // schema of undeclared properties, or -1 when they are refused
-	items    int32   // schema of array items
+	items    int32   // schema of array items (after prefix)
+	// prefix holds the schemas of the first items (prefixItems, or
+	// draft-07's array of items), nil for none.
+	prefix   []int32
 	minItems int32
 	maxItems int32 // -1: no limit
 	minLen   int32 // string length in code points
@@ -109,7 +112,8 @@ var (
 	enforced = []string{"type", "enum", "const", "properties", "required", "additionalProperties",
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
 		"allOf", "anyOf", "oneOf", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies", "not"}
+		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies", "not",
+		"prefixItems", "additionalItems"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -149,6 +153,11 @@ type compiler struct {
 	// address of its schema object (kept, so that no other takes it).
 	combos map[uintptr]int32
 	kept   []map[string]any
+	// form is the tuple form the document uses (tupleNew, tupleOld),
+	// first seen at formAt: the drafts read "items" differently, so one
+	// document may not mix them.
+	form   int
+	formAt string
 }
 
 // compileSchema parses arg, a JSON schema, into g's nodes and returns
@@ -164,6 +173,9 @@ func (g *grammar) compileSchema(arg string) (int32, error) {
 		return 0, errors.New("schema: text after the schema")
 	}
 	c := &compiler{g: g, root: raw, refs: map[string]int32{}, combos: map[uintptr]int32{}}
+	if m, ok := raw.(map[string]any); ok {
+		c.form, c.formAt = draftForm(m["$schema"])
+	}
 	root, err := c.schema(raw, "#")
 	if err != nil {
 		return 0, err
@@ -217,8 +229,8 @@ func (g *grammar) depths() {
 				obj = n.obj.depth(g, n, obj)
 			}
 			arr := int32(1)
-			if n.minItems > 0 {
-				arr = 1 + g.nodes[n.items].minDepth
+			for i := range min(int(n.minItems), len(n.prefix)+1) {
+				arr = max(arr, 1+g.nodes[n.itemAt(uint32(i))].minDepth) // every item up to minItems must come
 			}
 			obj, arr = min(obj, inf), min(arr, inf)
 			d := int32(inf)
@@ -375,6 +387,9 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	if err := checkKeywords(s, at); err != nil {
 		return n, err
 	}
+	if err := c.tupleForm(s, at); err != nil {
+		return n, err
+	}
 	var err error
 	if n.types, err = types(s, at); err != nil {
 		return n, err
@@ -444,13 +459,11 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	if p := n.pat; p != nil && !p.canFinish(p.states[p.start], 0, n.minLen, n.maxLen) || n.maxLen >= 0 && n.minLen > n.maxLen {
 		n.types &^= tString // no string matches within the length limits
 	}
+	if err := c.items(&n, s, at); err != nil {
+		return n, err
+	}
 	if n.maxItems >= 0 && n.minItems > n.maxItems {
 		n.types &^= tArray // no array has that many items
-	}
-	if items, ok := s["items"]; ok {
-		if n.items, err = c.schema(items, at+"/items"); err != nil {
-			return n, err
-		}
 	}
 	return n, c.properties(&n, s, at)
 }
@@ -509,7 +522,7 @@ func types(s map[string]any, at string) (uint8, error) {
 	case nil:
 		var ty uint8
 		for key, bit := range map[string]uint8{"properties": tObject, "required": tObject, "additionalProperties": tObject,
-			"items": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString,
+			"items": tArray, "prefixItems": tArray, "additionalItems": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString,
 			"pattern": tString, "format": tString, "minimum": tNumber, "maximum": tNumber, "exclusiveMinimum": tNumber,
 			"exclusiveMaximum": tNumber, "multipleOf": tNumber, "minProperties": tObject, "maxProperties": tObject,
 			"dependentRequired": tObject, "dependencies": tObject} {

@@ -139,11 +139,26 @@ func validateStrict(s any, v any, root map[string]any, strict bool) error {
 		if max, ok := num(m, "maxItems"); ok && len(v) > max {
 			return fmt.Errorf("%d items, more than %d", len(v), max)
 		}
-		if items, ok := m["items"]; ok {
-			for i, item := range v {
-				if err := validateStrict(items, item, root, strict); err != nil {
-					return fmt.Errorf("item %d: %w", i, err)
-				}
+		// A tuple: prefixItems and items (draft 2020-12), or items as an
+		// array and additionalItems (earlier drafts).
+		var prefix []any
+		rest, hasRest := m["items"]
+		if p, ok := m["prefixItems"].([]any); ok {
+			prefix = p
+		} else if p, ok := rest.([]any); ok {
+			prefix = p
+			rest, hasRest = m["additionalItems"]
+		}
+		for i, item := range v {
+			sub, ok := rest, hasRest
+			if i < len(prefix) {
+				sub, ok = prefix[i], true
+			}
+			if !ok {
+				continue
+			}
+			if err := validateStrict(sub, item, root, strict); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
 			}
 		}
 	case map[string]any:
