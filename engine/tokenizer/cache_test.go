@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,6 +50,11 @@ func TestCacheRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// An entry holds the merges as build resolves them, in ids.
+			if _, err := build(want); err != nil {
+				t.Fatal(err)
+			}
+			want.Model.Merges = nil
 			got, err := readCache(entry, sha256.Sum256(readData(t, path)))
 			if err != nil {
 				t.Fatal(err)
@@ -141,6 +148,9 @@ func FuzzDecodeCache(f *testing.F) {
 		f.Fatal(err)
 	}
 	sum := sha256.Sum256(readData(f, tinyPath))
+	if _, err := build(file); err != nil { // it resolves the merges the entry holds
+		f.Fatal(err)
+	}
 	enc, err := encodeCache(file, sum)
 	if err != nil {
 		f.Fatal(err)
@@ -154,4 +164,36 @@ func FuzzDecodeCache(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCacheEntryThatDoesNotBuild: a whole entry (its checksum right)
+// whose merges name a token past the vocabulary is not trusted: the
+// tokenizer is decoded from the file again, the entry rewritten, and
+// LoadCached says so.
+func TestCacheEntryThatDoesNotBuild(t *testing.T) {
+	_, entry := loadFromCache(t, tinyPath)
+	sum := sha256.Sum256(readData(t, tinyPath))
+	f, err := readCache(entry, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Model.resolved[0][2] = maxID - 1
+	bad, err := encodeCache(f, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(entry, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, note, err := LoadCached(tinyPath, filepath.Dir(entry))
+	if err != nil || !strings.Contains(note, "does not build") {
+		t.Fatalf("LoadCached: %v, note %q", err, note)
+	}
+	plain, err := Load(tinyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Fingerprint() != plain.Fingerprint() || !slices.Equal(tok.Encode("hello world"), plain.Encode("hello world")) {
+		t.Error("the tokenizer after a bad entry is not the file's")
+	}
 }

@@ -41,6 +41,11 @@ type modelJSON struct {
 	// position: merges of equal rank go leftmost first. Only GGUF
 	// SentencePiece vocabularies set it (see spMerges).
 	ranks []int32
+	// resolved holds each merge as the ids of its two tokens and of
+	// their product: setMerges fills it from Merges, a cache entry
+	// gives it in their place (cache.go), so that a cached load makes
+	// no vocabulary lookups for the merges.
+	resolved [][3]int32
 }
 
 // component is the part of a normalizer, pre-tokenizer, decoder or
@@ -227,7 +232,7 @@ func build(f *fileJSON) (*Tokenizer, error) {
 	merged := make(chan struct{})
 	go func() {
 		defer close(merged)
-		mergesErr = t.setMerges(m.Merges, m.ranks, m.Vocab)
+		mergesErr = t.setMerges(m)
 	}()
 	err = t.setVocab(m.Vocab, f.AddedTokens, !isNull(f.Normalizer))
 	<-merged
@@ -236,6 +241,11 @@ func build(f *fileJSON) (*Tokenizer, error) {
 	}
 	if mergesErr != nil {
 		return nil, mergesErr
+	}
+	for i, r := range m.resolved { // from a cache entry, trusted no further
+		if max(r[0], r[1], r[2]) >= int32(len(t.tokens)) {
+			return nil, fmt.Errorf("merge %d names token %d, outside the vocabulary of %d", i, max(r[0], r[1], r[2]), len(t.tokens))
+		}
 	}
 	if err := t.setPostProcessor(f.PostProcessor); err != nil {
 		return nil, err
@@ -406,13 +416,36 @@ func (e *unknownMergeError) Error() string {
 	return fmt.Sprintf("merge %d (%q %q) uses or makes a token not in the vocabulary", e.i, e.pair[0], e.pair[1])
 }
 
-// setMerges fills the pair → (rank, id) table; a merge's rank is its
-// position, or ranks[i] when ranks is not nil.
-func (t *Tokenizer) setMerges(pairs mergesJSON, ranks []int32, vocab map[string]int32) error {
+// setMerges fills the pair → (rank, id) table from m's merges, resolved
+// to ids first unless m.resolved holds them already; a merge's rank is
+// its position, or m.ranks[i] when that is not nil.
+func (t *Tokenizer) setMerges(m *modelJSON) error {
+	if m.resolved == nil {
+		resolved, err := resolveMerges(m.Merges, m.Vocab)
+		if err != nil {
+			return err
+		}
+		m.resolved = resolved
+	}
+	t.merges = make(map[uint64]merge, len(m.resolved))
+	for i, r := range m.resolved {
+		rank := int32(i)
+		if m.ranks != nil {
+			rank = m.ranks[i]
+		}
+		if _, dup := t.merges[pairKey(r[0], r[1])]; !dup {
+			t.merges[pairKey(r[0], r[1])] = merge{rank: rank, id: r[2]}
+		}
+	}
+	return nil
+}
+
+// resolveMerges returns each merge of pairs as the vocabulary ids of its
+// two tokens and their product.
+func resolveMerges(pairs mergesJSON, vocab map[string]int32) ([][3]int32, error) {
 	// Three vocabulary lookups a merge are most of the work (840,000 for
 	// Llama 3, each a likely cache miss) and only read vocab: two
-	// goroutines resolve a half each, then the table is filled in rank
-	// order.
+	// goroutines resolve a half each.
 	resolved := make([][3]int32, len(pairs))
 	bad := [2]int{-1, -1}
 	half := len(pairs) / 2
@@ -439,18 +472,8 @@ func (t *Tokenizer) setMerges(pairs mergesJSON, ranks []int32, vocab map[string]
 	wg.Wait()
 	for _, i := range bad {
 		if i >= 0 {
-			return &unknownMergeError{i, pairs[i]}
+			return nil, &unknownMergeError{i, pairs[i]}
 		}
 	}
-	t.merges = make(map[uint64]merge, len(pairs))
-	for i, m := range resolved {
-		rank := int32(i)
-		if ranks != nil {
-			rank = ranks[i]
-		}
-		if _, dup := t.merges[pairKey(m[0], m[1])]; !dup {
-			t.merges[pairKey(m[0], m[1])] = merge{rank: rank, id: m[2]}
-		}
-	}
-	return nil
+	return resolved, nil
 }
