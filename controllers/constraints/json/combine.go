@@ -224,6 +224,19 @@ func (c *compiler) conjunct(b any, at string, hops int, plain *[]map[string]any,
 // both a and b (or fewer: never more), or says which keyword it cannot
 // merge.
 func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
+	for _, x := range [][2]map[string]any{{a, b}, {b, a}} {
+		if _, ok := x[0]["patternProperties"]; !ok {
+			continue
+		}
+		for _, k := range []string{"properties", "additionalProperties", "patternProperties"} {
+			if _, ok := x[1][k]; ok {
+				// The other side's additionalProperties would apply to
+				// names that match these patterns, and these patterns
+				// to its properties: not merged.
+				return nil, fmt.Errorf("schema %s: allOf: keyword \"patternProperties\" beside another schema's %q is not enforced", at, k)
+			}
+		}
+	}
 	out := map[string]any{}
 	for k, v := range a {
 		out[k] = v
@@ -729,7 +742,7 @@ func (c *compiler) discriminate(gens []int32, from []int, one bool, at string) (
 	}
 	if !one {
 		for _, p := range gens {
-			if pn := &g.nodes[p]; pn.keys < 0 && pn.extra == anyNode && pn.obj == nil && pn.types&tObject != 0 {
+			if pn := &g.nodes[p]; pn.keys < 0 && pn.extra == anyNode && pn.obj == nil && pn.kp == nil && pn.types&tObject != 0 {
 				return p, nil
 			}
 		}

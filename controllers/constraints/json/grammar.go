@@ -34,7 +34,7 @@ type link struct {
 // frame is an open container (or the root).
 type frame struct {
 	node  int32  // its schema
-	cur   int32  // object: bit index of the property being read, -1 undeclared
+	cur   int32  // object: bit index of the property being read, -1 undeclared, -2-o undeclared of patternProperties outcome o
 	seen  uint64 // object: properties present (a wide object: their set's id)
 	count uint32 // array: items so far, saturated (see itemCount)
 	phase uint8
@@ -174,6 +174,9 @@ func (g *grammar) Next(s state, b byte) (state, bool) {
 			if g.nodes[s.top.node].wide != nil {
 				return g.wideKeyNext(s, b)
 			}
+			if s.lex.kind == lxKey && g.nodes[s.top.node].kp != nil {
+				return g.patKeyNext(s, b)
+			}
 			avail = g.avail(&s)
 		}
 		s.lex, out = g.lexStep(s.lex, avail, b)
@@ -236,6 +239,8 @@ func (g *grammar) frameStep(s state, b byte) (state, bool) {
 		child := nd.extra
 		if f.cur >= 0 {
 			child = nd.props[f.cur]
+		} else if f.cur <= -2 {
+			child = nd.kp.outs[-2-f.cur] // an undeclared name's patterns
 		}
 		return g.startValue(s, child, b)
 	case pObjNext:
@@ -312,6 +317,9 @@ func (g *grammar) startKey(s state) (state, bool) {
 	}
 	if g.extraFits(&s) {
 		s.lex = lexer{kind: lxKey, node: s.top.node, pos: pos}
+		if nd.kp != nil {
+			s.lex.n = uint32(nd.kp.start) + 1
+		}
 		return s, true
 	}
 	if pos < 0 || !g.availUnder(&s, pos) {
@@ -362,7 +370,7 @@ func (g *grammar) avail(s *state) uint64 {
 // object on top of s.
 func (g *grammar) extraFits(s *state) bool {
 	nd := &g.nodes[s.top.node]
-	return nd.extra >= 0 && g.nodes[nd.extra].minDepth <= g.room(s) && (nd.obj == nil || nd.obj.fits(g, nd, &s.top, -1, g.room(s)))
+	return g.undeclDepth(nd) <= g.room(s) && (nd.obj == nil || nd.obj.fits(g, nd, &s.top, -1, g.room(s)))
 }
 
 // valueDone moves f past the value just read; val is a literal's value

@@ -62,6 +62,7 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"dependencies":         {`{"type":"object","dependencies":{"a":["b"]}}`, `{"b":2,"a":1}`, `{"a":1,"c":2}`},
 		"not":                  {`{"type":["string","null"],"not":{"type":"null"}}`, `"x"`, `null`},
 		"prefixItems":          {`{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}]}`, `[1,"a",null]`, `[1,2]`},
+		"patternProperties":    {`{"type":"object","patternProperties":{"^x-":{"type":"string"}}}`, `{"x-a":"s"}`, `{"x-a":1}`},
 		"additionalItems":      {`{"type":"array","items":[{"type":"integer"}],"additionalItems":{"type":"string"}}`, `[1,"a"]`, `[1,2]`},
 	}
 	for _, k := range enforced {
@@ -101,7 +102,9 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"type":"number","multipleOf":0.001234567}`, "multipleOf"},
 		{`{"allOf":[{"type":"string","pattern":"b"},{"pattern":"a"}]}`, "pattern"},
 		{`{"anyOf":[{"type":"string","format":"ipv6"},{"type":"null"}]}`, "format"},
-		{`{"oneOf":[{"type":"object","properties":{"k":{"const":1}},"patternProperties":{"x":{}}},{"type":"null"}]}`, "patternProperties"},
+		{`{"type":"object","patternProperties":{"(?=x)":{}}}`, "patternProperties"},
+		{`{"allOf":[{"additionalProperties":false},{"patternProperties":{"^x":{}}}]}`, "patternProperties"},
+		{`{"type":"object","propertyNames":{"maxLength":3}}`, "propertyNames"},
 		{`{"$defs":{"s":{"$id":"x","type":"string"}},"$ref":"#/$defs/s"}`, "$id"},
 		{`{"type":"string","nullable":true}`, "nullable"},
 	} {

@@ -246,6 +246,9 @@ func (g *grammar) StateClass(s state) (class, budget int) {
 	}
 	switch s.lex.kind {
 	case lxKey:
+		if g.nodes[s.lex.node].kp != nil {
+			return 0, 0 // patternProperties decide its characters
+		}
 		return 1, math.MaxInt
 	case lxString:
 		if nd := &g.nodes[s.lex.node]; nd.maxLen >= 0 {

@@ -84,7 +84,7 @@ func (c *compiler) objectRules(n *node, s map[string]any, deps map[string][]stri
 		return fmt.Errorf("schema %s: maxProperties and dependentRequired together are not enforced (the controller could not promise that a reply can always be finished)", at)
 	}
 	extra := int32(0)
-	if n.extra >= 0 {
+	if n.extra >= 0 || n.kp != nil {
 		extra = 1
 	}
 	if o.minProps > int32(len(n.names))+extra {
@@ -124,8 +124,8 @@ func (o *objRules) depth(g *grammar, n *node, base int32) int32 {
 		for bit := range n.props {
 			ds = append(ds, o.propDepth(g, n, bit))
 		}
-		if n.extra >= 0 {
-			ds = append(ds, g.nodes[n.extra].minDepth)
+		if n.extra >= 0 || n.kp != nil {
+			ds = append(ds, g.undeclDepth(n))
 		}
 		slices.Sort(ds)
 		if int(o.minProps) > len(ds) {
@@ -210,7 +210,7 @@ func (o *objRules) fits(g *grammar, nd *node, f *frame, bit int, room int32) boo
 	}
 	if short := o.minProps - distinct; short > 0 {
 		can := int32(bits.OnesCount64(nd.all &^ seen &^ nd.blocked[room]))
-		if !extraUsed && nd.extra >= 0 && g.nodes[nd.extra].minDepth <= room {
+		if !extraUsed && g.undeclDepth(nd) <= room {
 			can++
 		}
 		if short > min(left, can) {

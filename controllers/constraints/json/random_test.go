@@ -15,7 +15,7 @@ import (
 
 // TestRandomSchemas generates schemas from the keywords the controller
 // enforces, combined at random (nested objects and arrays, bounds,
-// patterns, formats, enums, tuples in either draft's form, anyOf, oneOf,
+// patterns, formats, enums, patternProperties, tuples in either draft's form, anyOf, oneOf,
 // allOf, $ref), walks random
 // replies through the controller's masks on the Llama 3 vocabulary, and
 // validates every finished reply with an independent JSON Schema
@@ -151,9 +151,10 @@ type schemaGen struct {
 }
 
 var (
-	genPatterns = []string{"^[a-z]+$", "^[0-9]{3}-[0-9]{4}$", "ab", "^x", "[A-Z][a-z]*", "^(yes|no)$", "^[0-9]{5}$", "^(ab)+$"}
-	genFormats  = []string{"date", "time", "date-time", "uuid", "ipv4", "email"}
-	genConsts   = []any{"red", 3, true, nil, 1.5, "a b", []any{1, "x"}, map[string]any{"k": 1}}
+	genPatterns    = []string{"^[a-z]+$", "^[0-9]{3}-[0-9]{4}$", "ab", "^x", "[A-Z][a-z]*", "^(yes|no)$", "^[0-9]{5}$", "^(ab)+$"}
+	genKeyPatterns = []string{"^p[0-9]$", "^x", "[0-9]", "^(ab)+$", "z$", "^p1$", "^q.?$", "^[a-z]{2}$"}
+	genFormats     = []string{"date", "time", "date-time", "uuid", "ipv4", "email"}
+	genConsts      = []any{"red", 3, true, nil, 1.5, "a b", []any{1, "x"}, map[string]any{"k": 1}}
 )
 
 // value is a schema for any value, depth levels down.
@@ -269,8 +270,24 @@ func (g *schemaGen) object(depth int) map[string]any {
 		}
 	}
 	s := map[string]any{"type": "object", "properties": props, "required": req}
-	if g.r.IntN(3) == 0 {
+	switch g.r.IntN(6) {
+	case 0, 1:
 		s["additionalProperties"] = false
+	case 2:
+		s["additionalProperties"] = map[string]any{"type": "integer"}
+	}
+	if g.r.IntN(3) == 0 {
+		// Patterns that match declared names (p0…p3), undeclared ones,
+		// each other's names or finitely many names; a schema, or false.
+		pp := map[string]any{}
+		for range 1 + g.r.IntN(2) {
+			var v any = g.value(depth + 1)
+			if g.r.IntN(5) == 0 {
+				v = false
+			}
+			pp[genKeyPatterns[g.r.IntN(len(genKeyPatterns))]] = v
+		}
+		s["patternProperties"] = pp
 	}
 	n := len(props)
 	if g.r.IntN(4) == 0 {

@@ -79,6 +79,8 @@ type node struct {
 	// wide holds the property sets of an object of more than 64
 	// properties (all, required and blocked are unused then).
 	wide *wideProps
+	// kp holds patternProperties compiled, nil for none.
+	kp *keyPats
 
 	// Nesting needed to complete a value (containers opened, counting
 	// its own): any value, an object, an array; maxDepth+1 when more
@@ -113,7 +115,7 @@ var (
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
 		"allOf", "anyOf", "oneOf", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
 		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies", "not",
-		"prefixItems", "additionalItems"}
+		"prefixItems", "additionalItems", "patternProperties"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -198,6 +200,11 @@ func (g *grammar) depths() {
 	}
 	for changed := true; changed; {
 		changed = false
+		for i := range g.nodes {
+			if g.nodes[i].kp != nil {
+				g.keyDepths(&g.nodes[i])
+			}
+		}
 		for i := range g.nodes {
 			n := &g.nodes[i]
 			if n.union != nil || n.branches != nil {
@@ -525,7 +532,7 @@ func types(s map[string]any, at string) (uint8, error) {
 			"items": tArray, "prefixItems": tArray, "additionalItems": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString,
 			"pattern": tString, "format": tString, "minimum": tNumber, "maximum": tNumber, "exclusiveMinimum": tNumber,
 			"exclusiveMaximum": tNumber, "multipleOf": tNumber, "minProperties": tObject, "maxProperties": tObject,
-			"dependentRequired": tObject, "dependencies": tObject} {
+			"dependentRequired": tObject, "dependencies": tObject, "patternProperties": tObject} {
 			if _, ok := s[key]; ok {
 				ty |= bit
 			}
@@ -610,6 +617,9 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		}
 	}
 	if len(names) == 0 {
+		if err := c.compilePatternProps(n, s, props, at); err != nil {
+			return err
+		}
 		return c.objectRules(n, s, deps, at)
 	}
 	n.keys = c.g.lits.newNode()
@@ -645,6 +655,9 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 			n.required |= bit
 		}
 		c.g.lits.add(n.keys, keyLit(name), int32(i), bit)
+	}
+	if err := c.compilePatternProps(n, s, props, at); err != nil {
+		return err
 	}
 	return c.objectRules(n, s, deps, at)
 }
