@@ -24,7 +24,14 @@ func TestARM64(t *testing.T) {
 		t.Skip("-short: the arm64 build was not tested")
 	}
 	// -short: not the real model, whose 1,280 steps take hours emulated.
-	cmd := exec.Command("go", "test", "-short", "-exec", qemu, ".", "../../engine", "../../engine/safetensors")
+	// The emulated binaries run on one thread (GOMAXPROCS=1, which also
+	// stops the pool's workers polling): on a CI machine whose two cores
+	// run the other packages' tests, emulated threads that poll starved
+	// the ones with work, and the suite ran past the 10-minute limit
+	// where it takes 30-40 s alone.
+	// The inner -timeout fires before this package's own 10 minutes, so
+	// that a hang shows the emulated test that hung.
+	cmd := exec.Command("go", "test", "-short", "-timeout", "7m", "-exec", "env GOMAXPROCS=1 "+qemu, ".", "../../engine", "../../engine/safetensors")
 	cmd.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0", "QEMU_CPU=max", "DRIFTWOOD_KERNELS=neondot")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
