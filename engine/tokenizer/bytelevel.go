@@ -31,15 +31,19 @@ func init() {
 // byteLevelDecode turns a vocabulary string into the raw bytes it stands
 // for. As in Hugging Face's ByteLevel decoder, a string holding any rune
 // outside the byte table is taken as its own UTF-8 bytes instead.
-func byteLevelDecode(s string) []byte {
-	out := make([]byte, 0, len(s))
+func byteLevelDecode(s string) []byte { return appendByteLevel(make([]byte, 0, len(s)), s) }
+
+// appendByteLevel appends byteLevelDecode(s) to dst: never more than
+// len(s) bytes.
+func appendByteLevel(dst []byte, s string) []byte {
+	start := len(dst)
 	for _, r := range s {
 		if r < 0 || int(r) >= len(runeToByte) || runeToByte[r] == 0 {
-			return []byte(s)
+			return append(dst[:start], s...)
 		}
-		out = append(out, byte(runeToByte[r]-1))
+		dst = append(dst, byte(runeToByte[r]-1))
 	}
-	return out
+	return dst
 }
 
 // invalidPrefixLen reports how many bytes at the start of b form one
