@@ -116,6 +116,16 @@
 	VMOVUPS Y8, (R9) \
 	VMOVUPS Y9, 32(R9)
 
+// MINS41 stores the sixteen rows' m (Q4_1), widened, as their biases.
+#define MINS41 \
+	MOVQ DX, R13 \
+	HALVES8(2, X8) \
+	HALVES8(2, X9) \
+	VCVTPH2PS X8, Y8 \
+	VCVTPH2PS X9, Y9 \
+	VMOVUPS Y8, (R9) \
+	VMOVUPS Y9, 32(R9)
+
 // NEXT steps to the next chunk.
 #define NEXT \
 	ADDQ $512, DI \
@@ -157,13 +167,7 @@ q41chunk:
 	Q4ROWS(4, 2)
 	Q4ROWS(4, 3)
 	SCALES
-	MOVQ DX, R13
-	HALVES8(2, X8)
-	HALVES8(2, X9)
-	VCVTPH2PS X8, Y8
-	VCVTPH2PS X9, Y9
-	VMOVUPS Y8, (R9)
-	VMOVUPS Y9, 32(R9)
+	MINS41
 	NEXT
 	JNZ q41chunk
 	VZEROUPPER
@@ -632,13 +636,7 @@ q41tchunk:
 	MOVQ DX, R13
 	T16(T4ROW1)
 	SCALES
-	MOVQ DX, R13
-	HALVES8(2, X8)
-	HALVES8(2, X9)
-	VCVTPH2PS X8, Y8
-	VCVTPH2PS X9, Y9
-	VMOVUPS Y8, (R9)
-	VMOVUPS Y9, 32(R9)
+	MINS41
 	NEXT
 	JNZ q41tchunk
 	VZEROUPPER

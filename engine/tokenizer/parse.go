@@ -308,12 +308,12 @@ func parseByteLevelNormalizer(raw json.RawMessage) (nfc bool, err error) {
 // the added tokens. The vocabulary is keyed by what BPE works on: raw bytes
 // for byte-level BPE, the model's strings ("▁Hello") for SentencePiece.
 func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normalizer bool) error {
-	size := int32(0)
+	size, chars := int32(0), 0
 	for s, id := range vocab {
 		if id < 0 || id >= maxID {
 			return fmt.Errorf("vocabulary token %q has id %d, outside [0, %d)", s, id, maxID)
 		}
-		size = max(size, id+1)
+		size, chars = max(size, id+1), chars+len(s)
 	}
 	for _, a := range added {
 		if a.ID < 0 || a.ID >= maxID {
@@ -336,11 +336,7 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normaliz
 	// allocations were a quarter of a load.
 	var arena []byte
 	if t.sp == nil {
-		n := 0
-		for s := range vocab {
-			n += len(s)
-		}
-		arena = make([]byte, 0, n)
+		arena = make([]byte, 0, chars)
 	}
 	for s, id := range vocab {
 		var b []byte

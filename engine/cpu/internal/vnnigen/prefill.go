@@ -134,40 +134,7 @@ chunk:
 	VMOVDQU32 Z0, {{mul 16 .}}(DI)
 {{- end}}
 {{- end}}
-	MOVQ AX, DX
-	SHRQ CX, DX
-	LEAQ (R11)(DX*{{.Size}}), R10
-	LEAQ (R12)(DX*{{.Size}}), R13
-	KMOVW K1, K2
-	VPXORD Z0, Z0, Z0
-	VPGATHERDD {{if ne .Name "F32"}}-2{{else}}0{{end}}(R10)(Z29*1), K2, Z0
-	KMOVW K1, K2
-	VPXORD Z1, Z1, Z1
-	VPGATHERDD {{if ne .Name "F32"}}-2{{else}}0{{end}}(R13)(Z29*1), K2, Z1
-{{- if eq .Name "BF16"}}
-	VPANDD Z28, Z0, Z0
-	VPANDD Z28, Z1, Z1
-{{- else if eq .Name "F16"}}
-	VPSRLD    $16, Z0, Z0
-	VPSRLD    $16, Z1, Z1
-	VPMOVDW   Z0, Y0
-	VPMOVDW   Z1, Y1
-	VCVTPH2PS Y0, Z0
-	VCVTPH2PS Y1, Z1
-{{- end}}
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
-	ADDQ $512, DI
-	ADDQ $64, R8
-	ADDQ $64, R9
-	ADDQ ${{mul 4 .Bits}}, SI
-	INCQ AX
-	JMP  chunk
-
-done:
-	VZEROUPPER
-	RET
-`
+` + prepScales
 
 // prepTiles is prep for the amx set: the same scales and biases, the codes
 // laid out straight in tile order (i8Panel.a), a row at a time with no
@@ -243,7 +210,12 @@ pad:
 	JMP  pad
 
 scales:
-	MOVQ AX, DX
+` + prepScales
+
+// prepScales ends prep and prepTiles: a chunk's scales and biases of the
+// sixteen rows, gathered (VPGATHERDD, masked to the rows there are) and
+// widened, then on to the next chunk.
+const prepScales = `	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*{{.Size}}), R10
 	LEAQ (R12)(DX*{{.Size}}), R13
