@@ -342,7 +342,7 @@ func TestGenerateNonFiniteLogits(t *testing.T) {
 		var reply []int32
 		st, err := gen.Generate(context.Background(), s.sequence(t, 64), s.g.Prompt.IDs, collect(&reply))
 		switch {
-		case c.want == "" && (err != nil || len(reply) != 8 || slices.Contains(reply, 1)):
+		case c.want == "" && (err != nil || len(reply) != 8 || slices.Contains(reply[3:], 1)): // the first 3 are unpoisoned: token 1 may be drawn there
 			t.Errorf("%s: reply %v, %v; want 8 tokens without token 1", c.reason, reply, err)
 		case c.want != "" && (err == nil || err.Error() != c.want || len(reply) != 3):
 			t.Errorf("%s: reply %v (%s), err %v; want 3 tokens then %q", c.reason, reply, st.Reason, err, c.want)
