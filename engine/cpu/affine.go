@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
@@ -50,9 +51,9 @@ func (h halfVec) at(i int) float32 {
 	case h.f32 != nil:
 		return h.f32[i]
 	case h.f16:
-		return f16ToF32(h.u16[i])
+		return half.F16ToF32(h.u16[i])
 	}
-	return bf16(h.u16[i])
+	return half.BF16ToF32(h.u16[i])
 }
 
 func newAffine(t *engine.Tensor) (*affineMatrix, error) {

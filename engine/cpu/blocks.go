@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
@@ -71,7 +72,7 @@ func dotQ8_0(row []byte, x []float32) float32 {
 			s2 += float32(int8(q[j+2])) * xs[j+2]
 			s3 += float32(int8(q[j+3])) * xs[j+3]
 		}
-		acc += f16ToF32(uint16(row[b])|uint16(row[b+1])<<8) * ((s0 + s1) + (s2 + s3))
+		acc += half.F16ToF32(uint16(row[b])|uint16(row[b+1])<<8) * ((s0 + s1) + (s2 + s3))
 	}
 	return acc
 }
@@ -103,10 +104,10 @@ func dotQ4(row []byte, x []float32, q41 bool) float32 {
 			x0 += lo[j] + hi[j]
 			x1 += lo[j+1] + hi[j+1]
 		}
-		d := f16ToF32(uint16(row[b]) | uint16(row[b+1])<<8)
+		d := half.F16ToF32(uint16(row[b]) | uint16(row[b+1])<<8)
 		m := -8 * d
 		if q41 {
-			m = f16ToF32(uint16(row[b+2]) | uint16(row[b+3])<<8)
+			m = half.F16ToF32(uint16(row[b+2]) | uint16(row[b+3])<<8)
 		}
 		acc += d*((s0+s1)+(s2+s3)) + m*(x0+x1)
 	}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"encoding/binary"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
@@ -125,7 +126,7 @@ func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type) {
 	bb := typ.BlockBytes()
 	for c := range len(row) / bb {
 		b := row[c*bb:][:bb]
-		d := f16ToF32(binary.LittleEndian.Uint16(b))
+		d := half.F16ToF32(binary.LittleEndian.Uint16(b))
 		o := w[c*8*16+r:] // word i of the chunk at o[16·i]
 		switch typ {
 		case gguf.Q8_0:
@@ -138,7 +139,7 @@ func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type) {
 			p.s[c*16+r], p.b[c*16+r] = d, -8*d
 			b = b[2:]
 		default: // Q4_1
-			p.s[c*16+r], p.b[c*16+r] = d, f16ToF32(binary.LittleEndian.Uint16(b[2:]))
+			p.s[c*16+r], p.b[c*16+r] = d, half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 			b = b[4:]
 		}
 		for i := range 4 { // low nibbles: weights 0-15, high: 16-31
@@ -159,8 +160,8 @@ func fillK(p *i8Panel, w []uint32, row []byte, r int, q5 bool) {
 	}
 	for sb := range len(row) / bb {
 		b := row[sb*bb:][:bb]
-		d := f16ToF32(binary.LittleEndian.Uint16(b))
-		dmin := f16ToF32(binary.LittleEndian.Uint16(b[2:]))
+		d := half.F16ToF32(binary.LittleEndian.Uint16(b))
+		dmin := half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 		qs, qh := b[qsAt:], b[16:48]
 		for j := range 8 {
 			sc, mn := gguf.ScaleMinK4(j, b[4:16])
@@ -186,7 +187,7 @@ func fillK(p *i8Panel, w []uint32, row []byte, r int, q5 bool) {
 func fillQ6K(p *i8Panel, w []uint32, row []byte, r int) {
 	for sb := range len(row) / 210 {
 		b := row[sb*210:][:210]
-		d := f16ToF32(binary.LittleEndian.Uint16(b[208:]))
+		d := half.F16ToF32(binary.LittleEndian.Uint16(b[208:]))
 		for j := range 8 {
 			c := sb*8 + j
 			p.s[c*16+r], p.b[c*16+r] = d*float32(int8(b[192+2*j])), d*float32(int8(b[193+2*j]))

@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -30,7 +31,7 @@ func blockSets() []kernelSet {
 // and Q6_K, whose b is 0), written out here from ggml's layouts
 // independently of the kernels.
 func blockTerms(typ gguf.Type, row []byte) (q []int32, s, b []float32) {
-	le16 := func(b []byte) float32 { return f16ToF32(binary.LittleEndian.Uint16(b)) }
+	le16 := func(b []byte) float32 { return half.F16ToF32(binary.LittleEndian.Uint16(b)) }
 	add := func(code int32, scale, bias float32) {
 		q, s, b = append(q, code), append(s, scale), append(b, bias)
 	}
@@ -116,7 +117,7 @@ func randBlocks(rng *rand.Rand, typ gguf.Type, rows, cols int, unit bool) []byte
 		if unit {
 			v = small
 		}
-		binary.LittleEndian.PutUint16(b, F32ToF16(v))
+		binary.LittleEndian.PutUint16(b, half.F32ToF16(v))
 	}
 	for at := 0; at < len(w); at += bb {
 		b := w[at : at+bb]

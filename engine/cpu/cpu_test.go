@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -23,11 +24,11 @@ import (
 func TestF16Conversions(t *testing.T) {
 	for i := 0; i < 1<<16; i++ {
 		h := uint16(i)
-		f := f16ToF32(h)
+		f := half.F16ToF32(h)
 		if math.IsNaN(float64(f)) {
 			continue
 		}
-		if back := F32ToF16(f); back != h {
+		if back := half.F32ToF16(f); back != h {
 			t.Fatalf("f16 %#04x -> %g -> %#04x", h, f, back)
 		}
 	}
@@ -36,14 +37,14 @@ func TestF16Conversions(t *testing.T) {
 		want uint16
 	}{{1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff}, {1e6, 0x7c00}, {5.960464477539063e-08, 0x0001}, {1.0009765625 + 0.00048828125, 0x3c02}}
 	for _, c := range cases {
-		if got := F32ToF16(c.in); got != c.want {
-			t.Errorf("F32ToF16(%g) = %#04x, want %#04x", c.in, got, c.want)
+		if got := half.F32ToF16(c.in); got != c.want {
+			t.Errorf("half.F32ToF16(%g) = %#04x, want %#04x", c.in, got, c.want)
 		}
 	}
-	if got := F32ToBF16(1.00390625); got != 0x3f80 { // tie rounds to even
+	if got := half.F32ToBF16(1.00390625); got != 0x3f80 { // tie rounds to even
 		t.Errorf("F32ToBF16 tie = %#04x", got)
 	}
-	if got := bf16(F32ToBF16(-3.5)); got != -3.5 {
+	if got := half.BF16ToF32(half.F32ToBF16(-3.5)); got != -3.5 {
 		t.Errorf("bf16 round trip of -3.5 = %g", got)
 	}
 }
@@ -270,10 +271,10 @@ func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(vals[i]))
 		})},
 		"bf16": {DType: safetensors.BF16, Data: bytesOf(2*len(vals), func(b []byte, i int) {
-			binary.LittleEndian.PutUint16(b[2*i:], F32ToBF16(vals[i]))
+			binary.LittleEndian.PutUint16(b[2*i:], half.F32ToBF16(vals[i]))
 		})},
 		"f16": {DType: safetensors.F16, Data: bytesOf(2*len(vals), func(b []byte, i int) {
-			binary.LittleEndian.PutUint16(b[2*i:], F32ToF16(vals[i]))
+			binary.LittleEndian.PutUint16(b[2*i:], half.F32ToF16(vals[i]))
 		})},
 	}
 	out := map[string]matrix{}

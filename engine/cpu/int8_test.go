@@ -3,6 +3,7 @@ package cpu
 import (
 	"bytes"
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -318,7 +319,7 @@ func unitHalves(rng *rand.Rand, n, m int) []halfVec {
 	}
 	b, h := make([]uint16, n), make([]uint16, n)
 	for i, x := range v {
-		b[i], h[i] = F32ToBF16(x), F32ToF16(x)
+		b[i], h[i] = half.F32ToBF16(x), half.F32ToF16(x)
 	}
 	return []halfVec{{f32: v}, {u16: b}, {u16: h, f16: true}}
 }

@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"github.com/driftwoodlabs/driftwood/internal/half"
+)
 
 // kernelSet is one implementation of the vector kernels that the matrix,
 // attention and MLP code calls. goKernels is the portable reference; amd64
@@ -137,11 +141,11 @@ func gemvBF16Go(out []float32, w []uint16, x []float32) {
 		var s0, s1 float32
 		i := 0
 		for ; i+2 <= cols; i += 2 {
-			s0 += bf16(row[i]) * x[i]
-			s1 += bf16(row[i+1]) * x[i+1]
+			s0 += half.BF16ToF32(row[i]) * x[i]
+			s1 += half.BF16ToF32(row[i+1]) * x[i+1]
 		}
 		for ; i < cols; i++ {
-			s0 += bf16(row[i]) * x[i]
+			s0 += half.BF16ToF32(row[i]) * x[i]
 		}
 		out[r] = s0 + s1
 	}
@@ -250,7 +254,7 @@ func expSumGo(x []float32, m float32) float32 {
 func widenBF16Go(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
 	for i, h := range src {
-		dst[i] = bf16(h)
+		dst[i] = half.BF16ToF32(h)
 	}
 }
 

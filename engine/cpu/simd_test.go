@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -43,9 +44,9 @@ func randHalf(rng *rand.Rand, n int, f16 bool) []uint16 {
 	for i := range x {
 		v := float32(rng.NormFloat64())
 		if f16 {
-			x[i] = F32ToF16(v)
+			x[i] = half.F32ToF16(v)
 		} else {
-			x[i] = F32ToBF16(v)
+			x[i] = half.F32ToBF16(v)
 		}
 	}
 	x[0] = 0x0001 // a subnormal

@@ -3,6 +3,7 @@ package gguf
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 )
 
@@ -34,9 +35,9 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 		case F32:
 			y[0] = math.Float32frombits(binary.LittleEndian.Uint32(b))
 		case F16:
-			y[0] = Half(binary.LittleEndian.Uint16(b))
+			y[0] = half.F16ToF32(binary.LittleEndian.Uint16(b))
 		case BF16:
-			y[0] = bf16ToFloat(binary.LittleEndian.Uint16(b))
+			y[0] = half.BF16ToF32(binary.LittleEndian.Uint16(b))
 		case Q4_0:
 			dequantQ4_0(y, b)
 		case Q4_1:
@@ -62,7 +63,7 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // dequantQ4_0: d (f16), 16 bytes of 4-bit codes, the low nibbles the
 // first 16 weights; w = d·(q−8).
 func dequantQ4_0(y []float32, b []byte) {
-	d := Half(binary.LittleEndian.Uint16(b))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b))
 	for j, q := range b[2:18] {
 		y[j] = float32(int(q&15)-8) * d
 		y[j+16] = float32(int(q>>4)-8) * d
@@ -71,8 +72,8 @@ func dequantQ4_0(y []float32, b []byte) {
 
 // dequantQ4_1: d, m (f16), 16 bytes of codes; w = d·q + m.
 func dequantQ4_1(y []float32, b []byte) {
-	d := Half(binary.LittleEndian.Uint16(b))
-	m := Half(binary.LittleEndian.Uint16(b[2:]))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b))
+	m := half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 	for j, q := range b[4:20] {
 		y[j] = float32(float32(q&15)*d) + m
 		y[j+16] = float32(float32(q>>4)*d) + m
@@ -81,7 +82,7 @@ func dequantQ4_1(y []float32, b []byte) {
 
 // dequantQ8_0: d (f16), 32 int8 codes; w = d·q.
 func dequantQ8_0(y []float32, b []byte) {
-	d := Half(binary.LittleEndian.Uint16(b))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b))
 	for j, q := range b[2:34] {
 		y[j] = float32(int8(q)) * d
 	}
@@ -104,8 +105,8 @@ func ScaleMinK4(j int, s []byte) (sc, m uint8) {
 // 32 bytes hold two sub-blocks, the first in the low nibbles;
 // w = d·sc·q − dmin·m.
 func dequantQ4_K(y []float32, b []byte) {
-	d := Half(binary.LittleEndian.Uint16(b))
-	dmin := Half(binary.LittleEndian.Uint16(b[2:]))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b))
+	dmin := half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 	scales, qs := b[4:16], b[16:144]
 	for c := range 4 {
 		sc0, m0 := ScaleMinK4(2*c, scales)
@@ -124,8 +125,8 @@ func dequantQ4_K(y []float32, b []byte) {
 // qh[l] is the high bit of weight l of sub-block 2c, bit 2c+1 that of
 // sub-block 2c+1.
 func dequantQ5_K(y []float32, b []byte) {
-	d := Half(binary.LittleEndian.Uint16(b))
-	dmin := Half(binary.LittleEndian.Uint16(b[2:]))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b))
+	dmin := half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 	scales, qh, qs := b[4:16], b[16:48], b[48:176]
 	for c := range 4 {
 		sc0, m0 := ScaleMinK4(2*c, scales)
@@ -147,7 +148,7 @@ func dequantQ5_K(y []float32, b []byte) {
 // and l+64 (high), byte l+32 weights l+32 and l+96; byte l of qh the high
 // bits of l, l+32, l+64, l+96, two bits each from the bottom.
 func dequantQ6_K(y []float32, b []byte) {
-	d := Half(binary.LittleEndian.Uint16(b[208:]))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b[208:]))
 	for h := range 2 {
 		ql, qh, sc := b[64*h:64*h+64], b[128+32*h:128+32*h+32], b[192+8*h:192+8*h+8]
 		yh := y[128*h : 128*h+128]

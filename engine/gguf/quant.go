@@ -3,6 +3,7 @@ package gguf
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 )
 
@@ -50,12 +51,12 @@ func Quantize(t Type, dst []byte, src []float32) ([]byte, error) {
 	switch t { // the element types in a loop of their own: whole matrices go through here
 	case F16:
 		for i, x := range src {
-			binary.LittleEndian.PutUint16(out[2*i:], floatToHalf(x))
+			binary.LittleEndian.PutUint16(out[2*i:], half.F32ToF16(x))
 		}
 		return dst, nil
 	case BF16:
 		for i, x := range src {
-			binary.LittleEndian.PutUint16(out[2*i:], floatToBF16(x))
+			binary.LittleEndian.PutUint16(out[2*i:], half.F32ToBF16(x))
 		}
 		return dst, nil
 	}
@@ -119,7 +120,7 @@ func quantQ4_0(b []byte, x []float32) {
 	}
 	d := vmax / -8
 	id := inverse(d)
-	binary.LittleEndian.PutUint16(b, floatToHalf(d))
+	binary.LittleEndian.PutUint16(b, half.F32ToF16(d))
 	for j := range 16 {
 		q0 := truncCode(float32(x[j]*id)+8.5, 15)
 		q1 := truncCode(float32(x[j+16]*id)+8.5, 15)
@@ -136,8 +137,8 @@ func quantQ4_1(b []byte, x []float32) {
 	}
 	d := (hi - lo) / 15
 	id := inverse(d)
-	binary.LittleEndian.PutUint16(b, floatToHalf(d))
-	binary.LittleEndian.PutUint16(b[2:], floatToHalf(lo))
+	binary.LittleEndian.PutUint16(b, half.F32ToF16(d))
+	binary.LittleEndian.PutUint16(b[2:], half.F32ToF16(lo))
 	for j := range 16 {
 		q0 := truncCode(float32((x[j]-lo)*id)+0.5, 15)
 		q1 := truncCode(float32((x[j+16]-lo)*id)+0.5, 15)
@@ -154,7 +155,7 @@ func quantQ8_0(b []byte, x []float32) {
 	}
 	d := amax / 127
 	id := inverse(d)
-	binary.LittleEndian.PutUint16(b, floatToHalf(d))
+	binary.LittleEndian.PutUint16(b, half.F32ToF16(d))
 	for j, v := range x {
 		b[2+j] = byte(int8(math.Round(float64(v * id))))
 	}
@@ -176,7 +177,7 @@ func quantKAffine(b []byte, x []float32, levels int) {
 		maxMin = max(maxMin, -lo)
 	}
 	dminH := halfUp(maxMin / 63)
-	dmin := Half(dminH)
+	dmin := half.F16ToF32(dminH)
 	var ms, scs [8]uint8
 	var ranges [8]float32
 	var maxScale float32
@@ -188,7 +189,7 @@ func quantKAffine(b []byte, x []float32, levels int) {
 		maxScale = max(maxScale, ranges[j])
 	}
 	dH := halfUp(maxScale / 63)
-	d := Half(dH)
+	d := half.F16ToF32(dH)
 	for j := range 8 {
 		scs[j] = sixBits(ranges[j], d)
 	}
@@ -241,7 +242,7 @@ func quantQ6_K(b []byte, x []float32) {
 		maxScale = max(maxScale, scales[g])
 	}
 	dH := halfUp(maxScale / 127)
-	d := Half(dH)
+	d := half.F16ToF32(dH)
 	var codes [256]uint8
 	for g := range 16 {
 		sc := uint8(0)

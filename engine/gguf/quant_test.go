@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	f16 "github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -131,7 +132,7 @@ func TestQuantizeMatchesGGUFPy(t *testing.T) {
 func step(tt Type, b []byte, i int) float64 {
 	blk := b[i/tt.BlockSize()*tt.BlockBytes():]
 	j := i % tt.BlockSize()
-	f16 := func(off int) float64 { return float64(Half(binary.LittleEndian.Uint16(blk[off:]))) }
+	f16 := func(off int) float64 { return float64(f16.F16ToF32(binary.LittleEndian.Uint16(blk[off:]))) }
 	switch tt {
 	case Q4_0, Q4_1, Q8_0:
 		return math.Abs(f16(0))
@@ -166,7 +167,7 @@ func tolerance(tt Type, b []byte, i int, x, y float32) float64 {
 	case Q8_0:
 		return half + ay/(1<<10) + 1.0/(1<<17)
 	case Q4_1:
-		m := math.Abs(float64(Half(binary.LittleEndian.Uint16(b[i/32*20+2:]))))
+		m := math.Abs(float64(f16.F16ToF32(binary.LittleEndian.Uint16(b[i/32*20+2:]))))
 		return half + (ay+2*m)/(1<<10) + 1.0/(1<<17)
 	}
 	return half + ax*1e-6
@@ -300,18 +301,18 @@ func TestHalf(t *testing.T) {
 		{1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff}, {65520, 0x7c00}, {1e-8, 0x0000}, {6e-8, 0x0001},
 		{1 + 1.0/2048, 0x3c00}, {1 + 3.0/2048, 0x3c02}, {float32(math.Inf(-1)), 0xfc00}, {float32(math.NaN()), 0x7e00},
 	} {
-		if got := floatToHalf(c.f); got != c.h {
-			t.Errorf("floatToHalf(%g) = %#04x, want %#04x", c.f, got, c.h)
+		if got := f16.F32ToF16(c.f); got != c.h {
+			t.Errorf("f16.F32ToF16(%g) = %#04x, want %#04x", c.f, got, c.h)
 		}
 	}
 	for h := range 1 << 16 {
-		f := Half(uint16(h))
-		if back := floatToHalf(f); back != uint16(h) && !(f != f && back == uint16(h)&0x8000|0x7e00) {
+		f := f16.F16ToF32(uint16(h))
+		if back := f16.F32ToF16(f); back != uint16(h) && !(f != f && back == uint16(h)&0x8000|0x7e00) {
 			t.Fatalf("half %#04x → %g → %#04x", h, f, back)
 		}
 	}
-	if h := halfUp(1.0001); Half(h) < 1.0001 || Half(h-1) >= 1.0001 {
-		t.Errorf("halfUp(1.0001) = %#04x (%g), not the least half above", h, Half(h))
+	if h := halfUp(1.0001); f16.F16ToF32(h) < 1.0001 || f16.F16ToF32(h-1) >= 1.0001 {
+		t.Errorf("halfUp(1.0001) = %#04x (%g), not the least half above", h, f16.F16ToF32(h))
 	}
 	if h := halfUp(1e9); h != 0x7bff {
 		t.Errorf("halfUp(1e9) = %#04x, want the largest finite half", h)

@@ -26,6 +26,7 @@ package ggufaffine
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"runtime"
 	"sync"
 
@@ -172,7 +173,7 @@ func Split(typ gguf.Type, rows, cols int, src func(int) []byte) (first, second *
 // unpackQ6K reads one Q6_K block (as gguf's dequantQ6_K): its 256 codes
 // q (w = step·(q−32)) and the step d·sc of each sixteen weights.
 func unpackQ6K(b []byte, codes *[256]byte, steps *[16]float32) {
-	d := gguf.Half(binary.LittleEndian.Uint16(b[208:]))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b[208:]))
 	for i, sc := range b[192:208] {
 		steps[i] = d * float32(int8(sc))
 	}
@@ -212,14 +213,14 @@ func eachRows(rows int, f func(lo, hi int) error) error {
 // unpack reads one block: its codes, and the scale and bias of each of
 // its groups of 32, whose number it returns.
 func unpack(typ gguf.Type, b []byte, codes []byte, scales, biases []float32) int {
-	d := gguf.Half(binary.LittleEndian.Uint16(b))
+	d := half.F16ToF32(binary.LittleEndian.Uint16(b))
 	switch typ {
 	case gguf.Q4_0, gguf.Q4_1:
 		qs := b[2:18]
 		scales[0], biases[0] = d, -8*d
 		if typ == gguf.Q4_1 {
 			qs = b[4:20]
-			biases[0] = gguf.Half(binary.LittleEndian.Uint16(b[2:]))
+			biases[0] = half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 		}
 		for j, q := range qs {
 			codes[j], codes[j+16] = q&15, q>>4
@@ -235,7 +236,7 @@ func unpack(typ gguf.Type, b []byte, codes []byte, scales, biases []float32) int
 	// Q4_K, Q5_K: eight sub-blocks of 32; each 32 bytes of low nibbles
 	// hold two, the first in the low nibbles, and Q5_K's qh[l] holds the
 	// fifth bit of weight l of sub-block j at bit j.
-	dmin := gguf.Half(binary.LittleEndian.Uint16(b[2:]))
+	dmin := half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 	sc, qs := b[4:16], b[16:144]
 	var qh []byte
 	if typ == gguf.Q5_K {

@@ -77,6 +77,8 @@ var ranks = map[string]int{
 	"internal/limitedfile": 0,
 	// The weights readers map their files with it.
 	"internal/mapfile": 0,
+	// Weights readers and KV caches convert 16-bit floats with it.
+	"internal/half": 0,
 }
 
 // allowed are edges that break the layers for now, each with the reason.

@@ -12,12 +12,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 
-	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 )
 
@@ -167,9 +167,9 @@ func encode(d safetensors.DType, vals []float32) []byte {
 		case safetensors.F32:
 			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
 		case safetensors.F16:
-			binary.LittleEndian.PutUint16(out[2*i:], cpu.F32ToF16(v))
+			binary.LittleEndian.PutUint16(out[2*i:], half.F32ToF16(v))
 		default:
-			binary.LittleEndian.PutUint16(out[2*i:], cpu.F32ToBF16(v))
+			binary.LittleEndian.PutUint16(out[2*i:], half.F32ToBF16(v))
 		}
 	}
 	return out
