@@ -62,11 +62,25 @@ type Cache interface {
 
 // KVState is a cache's used positions as plain tensors, for sessions: per
 // layer, K and V of shape (kv_heads, len, head_dim) in DType, little-endian,
-// the layout of mlx-lm's KVCache without its batch dimension.
+// the layout of mlx-lm's KVCache without its batch dimension; or, when
+// Quant is set, quantised as mlx-lm's QuantizedKVCache.
 type KVState struct {
 	Len, KVHeads, HeadDim int
 	DType                 safetensors.DType
 	K, V                  [][]byte // one entry per layer
+	Quant                 *KVQuant
+}
+
+// KVQuant describes a quantised KVState in mlx-lm's affine form: each
+// group of Group values along head_dim is scale·q + bias, q an unsigned
+// Bits-bit code. K and V (DType U32) hold the codes packed little-endian
+// into uint32 words, (kv_heads, len, head_dim·Bits/32); the scales and
+// biases are (kv_heads, len, head_dim/Group) in ScaleDType. A q8_0 cache's
+// blocks are exactly this with Group 32, Bits 8 and bias −128·scale.
+type KVQuant struct {
+	Group, Bits                        int
+	ScaleDType                         safetensors.DType
+	KScales, KBiases, VScales, VBiases [][]byte // one entry per layer
 }
 
 // ValidateKV checks s against the model's shape before a cache imports it.
@@ -80,8 +94,16 @@ func (c *Config) ValidateKV(s *KVState, window int) error {
 		return fmt.Errorf("KV state holds %d positions, the context window is %d", s.Len, window)
 	case s.DType.Size() == 0:
 		return fmt.Errorf("KV state has unsupported dtype %q", s.DType)
+	case s.Quant == nil && s.DType != safetensors.F32 && s.DType != safetensors.F16 && s.DType != safetensors.BF16:
+		return fmt.Errorf("KV state has dtype %s; F32, F16 and BF16 are read", s.DType)
 	}
 	want := s.KVHeads * s.Len * s.HeadDim * s.DType.Size()
+	if q := s.Quant; q != nil {
+		if err := q.validate(s); err != nil {
+			return err
+		}
+		want = s.KVHeads * s.Len * s.HeadDim * q.Bits / 8
+	}
 	for i := range s.K {
 		if len(s.K[i]) != want || len(s.V[i]) != want {
 			return fmt.Errorf("KV state layer %d: %d/%d bytes, want %d", i, len(s.K[i]), len(s.V[i]), want)
@@ -89,6 +111,35 @@ func (c *Config) ValidateKV(s *KVState, window int) error {
 	}
 	return nil
 }
+
+// validate checks a quantised state's parameters and the sizes of its
+// scales and biases.
+func (q *KVQuant) validate(s *KVState) error {
+	switch {
+	case s.DType != safetensors.U32:
+		return fmt.Errorf("quantised KV state has dtype %s, want U32", s.DType)
+	case q.Bits != 4 && q.Bits != 8:
+		return fmt.Errorf("quantised KV state has %d-bit codes; 4 and 8 are read", q.Bits)
+	case q.Group != 32 && q.Group != 64 && q.Group != 128 || s.HeadDim%q.Group != 0:
+		return fmt.Errorf("quantised KV state has groups of %d; 32, 64 or 128 dividing head_dim %d are read", q.Group, s.HeadDim)
+	case q.ScaleDType != safetensors.F32 && q.ScaleDType != safetensors.F16 && q.ScaleDType != safetensors.BF16:
+		return fmt.Errorf("quantised KV state has %s scales; F32, F16 or BF16 are read", q.ScaleDType)
+	}
+	want := s.KVHeads * s.Len * s.HeadDim / q.Group * q.ScaleDType.Size()
+	for i, t := range [][][]byte{q.KScales, q.KBiases, q.VScales, q.VBiases} {
+		if len(t) != len(s.K) {
+			return fmt.Errorf("quantised KV state has %d layers of %s, want %d", len(t), quantPart[i], len(s.K))
+		}
+		for l := range t {
+			if len(t[l]) != want {
+				return fmt.Errorf("quantised KV state layer %d: %d bytes of %s, want %d", l, len(t[l]), quantPart[i], want)
+			}
+		}
+	}
+	return nil
+}
+
+var quantPart = [...]string{"key scales", "key biases", "value scales", "value biases"}
 
 // ContextFullError says a sequence would outgrow its context window.
 type ContextFullError struct {

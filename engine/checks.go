@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
-
-	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 )
 
 // Checks are the argument checks of the Backend and Cache contract, kept
@@ -56,15 +54,11 @@ func (k *Checks) Forward(c Cache, tokens []int32, logits []float32) (all bool, e
 }
 
 // Import checks a KV state before c imports it: it must fit the model and
-// c's window (ValidateKV) and be in a dtype every backend reads: F32, F16
-// or BF16.
+// c's window (ValidateKV), which also keeps to the dtypes every backend
+// reads.
 func (k *Checks) Import(c Cache, s *KVState) error {
 	if err := k.cfg.ValidateKV(s, c.Window()); err != nil {
 		return fmt.Errorf("%s cache: %w", k.name, err)
 	}
-	switch s.DType {
-	case safetensors.F32, safetensors.F16, safetensors.BF16:
-		return nil
-	}
-	return fmt.Errorf("%s cache: KV dtype %s not supported", k.name, s.DType)
+	return nil
 }

@@ -54,9 +54,19 @@ func TestChecksForward(t *testing.T) {
 func TestChecksImport(t *testing.T) {
 	m := &Model{Config: &Config{VocabSize: 10, NumHiddenLayers: 1, NumKeyValueHeads: 1, HeadDim: 2, MaxPositionEmbeddings: 8}}
 	k := NewChecks("test", m)
+	k32 := NewChecks("test", &Model{Config: &Config{VocabSize: 10, NumHiddenLayers: 1, NumKeyValueHeads: 1, HeadDim: 32, MaxPositionEmbeddings: 8}})
 	state := func(n int, dt safetensors.DType) *KVState {
 		b := make([]byte, n*2*dt.Size())
 		return &KVState{Len: n, KVHeads: 1, HeadDim: 2, DType: dt, K: [][]byte{b}, V: [][]byte{b}}
+	}
+	// quant is a quantised state of two positions with head_dim 32 and
+	// scales of scaleBytes bytes per layer.
+	quant := func(bits, group, scaleBytes int) *KVState {
+		codes, sc := make([]byte, 2*32*bits/8), make([]byte, scaleBytes)
+		one := func(b []byte) [][]byte { return [][]byte{b} }
+		return &KVState{Len: 2, KVHeads: 1, HeadDim: 32, DType: safetensors.U32, K: one(codes), V: one(codes),
+			Quant: &KVQuant{Group: group, Bits: bits, ScaleDType: safetensors.F16,
+				KScales: one(sc), KBiases: one(make([]byte, 4)), VScales: one(make([]byte, 4)), VBiases: one(make([]byte, 4))}}
 	}
 	for _, tc := range []struct {
 		reason string
@@ -66,9 +76,17 @@ func TestChecksImport(t *testing.T) {
 		{"f32 within the window", state(4, safetensors.F32), ""},
 		{"bf16 is read by every backend", state(2, safetensors.BF16), ""},
 		{"more positions than the cache's window", state(5, safetensors.F32), "test cache: KV state holds 5 positions, the context window is 4"},
-		{"a dtype no backend reads", state(1, safetensors.U32), "test cache: KV dtype U32 not supported"},
+		{"a dtype no backend reads", state(1, safetensors.U32), "test cache: KV state has dtype U32; F32, F16 and BF16 are read"},
+		{"q8_0 blocks as mlx-lm's 8-bit groups of 32", quant(8, 32, 4), ""},
+		{"3-bit codes", quant(3, 32, 4), "3-bit codes; 4 and 8 are read"},
+		{"a group wider than a head", quant(8, 64, 4), "groups of 64; 32, 64 or 128 dividing head_dim 32 are read"},
+		{"a layer of scales short", quant(8, 32, 3), "layer 0: 3 bytes of key scales, want 4"},
 	} {
-		err := k.Import(&lenCache{window: 4}, tc.s)
+		kc := k
+		if tc.s.HeadDim == 32 {
+			kc = k32
+		}
+		err := kc.Import(&lenCache{window: 4}, tc.s)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.reason, err, tc.want)
 		}
