@@ -138,6 +138,7 @@ var (
 		"mlx_string":             {reflect.TypeFor[cString]()},
 		"mlx_string*":            {reflect.TypeFor[*cString]()},
 		"mlx_vector_array":       {reflect.TypeFor[cVectorArray]()},
+		"mlx_vector_array*":      {reflect.TypeFor[*cVectorArray]()},
 		"mlx_optional_int":       {reflect.TypeFor[optionalInt]()},
 		"mlx_optional_float":     {reflect.TypeFor[optionalFloat]()},
 		"mlx_optional_dtype":     {reflect.TypeFor[optionalDtype]()},

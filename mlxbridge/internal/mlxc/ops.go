@@ -94,9 +94,49 @@ func (t *Thread) Contiguous(a *Array) *Array {
 // QuantizedMatmul is x·dequantize(w)ᵀ for MLX affine-quantised w with
 // its scales and biases, without dequantising w in memory.
 func (t *Thread) QuantizedMatmul(x, w, scales, biases *Array, groupSize, bits int) *Array {
+	return t.quantizedMatmul(x, w, scales, biases, true, groupSize, bits)
+}
+
+// QuantizedMatmulN is x·dequantize(w), not transposed: w's rows are the
+// inner dimension, quantised along its columns.
+func (t *Thread) QuantizedMatmulN(x, w, scales, biases *Array, groupSize, bits int) *Array {
+	return t.quantizedMatmul(x, w, scales, biases, false, groupSize, bits)
+}
+
+func (t *Thread) quantizedMatmul(x, w, scales, biases *Array, transpose bool, groupSize, bits int) *Array {
 	return t.op("mlx_quantized_matmul", func(res *cArray) int32 {
-		return t.lib.api.quantizedMatmul(res, x.c(), w.c(), scales.c(), biases.c(), true,
+		return t.lib.api.quantizedMatmul(res, x.c(), w.c(), scales.c(), biases.c(), transpose,
 			optionalInt{int32(groupSize), true}, optionalInt{int32(bits), true}, "affine", t.s())
+	})
+}
+
+// Quantize is MLX's affine quantisation of w along its last axis, in
+// groups of groupSize: the codes packed into uint32 words, and the scales
+// and biases, of w's dtype.
+func (t *Thread) Quantize(w *Array, groupSize, bits int) (codes, scales, biases *Array) {
+	t.live()
+	out := [3]*Array{{}, {}, {}}
+	t.temps = append(t.temps, out[:]...)
+	if t.err == nil {
+		a := t.lib.api
+		v := a.vectorArrayNew()
+		defer a.vectorArrayFree(v)
+		if t.check("mlx_quantize", a.quantize(&v, w.c(), optionalInt{int32(groupSize), true}, optionalInt{int32(bits), true}, "affine", cArray{}, t.s())) {
+			for i, x := range out {
+				if !t.check("mlx_vector_array_get", a.vectorArrayGet(&x.h, v, uintptr(i))) {
+					break
+				}
+			}
+		}
+	}
+	return out[0], out[1], out[2]
+}
+
+// Softmax is the softmax of a along axis; precise computes it in float32
+// whatever a's dtype.
+func (t *Thread) Softmax(a *Array, axis int, precise bool) *Array {
+	return t.op("mlx_softmax_axis", func(res *cArray) int32 {
+		return t.lib.api.softmaxAxis(res, a.c(), int32(axis), precise, t.s())
 	})
 }
 

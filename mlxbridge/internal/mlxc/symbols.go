@@ -67,11 +67,14 @@ type api struct {
 	arrayShape       func(a cArray) unsafe.Pointer
 	arrayDtype       func(a cArray) Dtype
 	arrayDataFloat32 func(a cArray) unsafe.Pointer
+	arrayDataUint16  func(a cArray) unsafe.Pointer // f16 and bf16 are read as their bits: mlx-c declares their own functions on arm64 only
+	arrayDataUint32  func(a cArray) unsafe.Pointer
 
 	// vector.h, transforms.h
 	vectorArrayNew    func() cVectorArray
 	vectorArrayAppend func(v cVectorArray, a cArray) int32
 	vectorArrayFree   func(v cVectorArray) int32
+	vectorArrayGet    func(res *cArray, v cVectorArray, i uintptr) int32
 	eval              func(v cVectorArray) int32
 
 	// ops.h
@@ -87,8 +90,11 @@ type api struct {
 	sliceUpdate     func(res *cArray, src, update cArray, start *int32, nStart uintptr, stop *int32, nStop uintptr, strides *int32, nStrides uintptr, s cStream) int32
 	takeAxis        func(res *cArray, a, indices cArray, axis int32, s cStream) int32
 	contiguous      func(res *cArray, a cArray, allowColMajor bool, s cStream) int32
+	view            func(res *cArray, a cArray, dtype Dtype, s cStream) int32
 	quantizedMatmul func(res *cArray, x, w, scales, biases cArray, transpose bool, groupSize, bits optionalInt, mode string, s cStream) int32
 	dequantize      func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, mode string, globalScale cArray, dtype optionalDtype, s cStream) int32
+	quantize        func(res *cVectorArray, w cArray, groupSize, bits optionalInt, mode string, globalScale cArray, s cStream) int32
+	softmaxAxis     func(res *cArray, a cArray, axis int32, precise bool, s cStream) int32
 
 	// fast.h
 	rmsNorm func(res *cArray, x, weight cArray, eps float32, s cStream) int32
@@ -101,6 +107,9 @@ type api struct {
 	dequantize04      func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, mode string, dtype optionalDtype, s cStream) int32 // 0.4.0-0.5.0
 	dequantize03      func(res *cArray, w, scales, biases cArray, groupSize, bits int32, mode string, s cStream) int32                            // 0.3.0
 	dequantize02      func(res *cArray, w, scales, biases cArray, groupSize, bits int32, s cStream) int32                                         // 0.2.0 and before
+	quantize04        func(res *cVectorArray, w cArray, groupSize, bits optionalInt, mode string, s cStream) int32                                // 0.4.0-0.5.0
+	quantize03        func(res *cVectorArray, w cArray, groupSize, bits int32, mode string, s cStream) int32                                      // 0.3.0
+	quantize02        func(res0, res1, res2 *cArray, w cArray, groupSize, bits int32, s cStream) int32                                            // 0.2.0 and before
 	sdpa03            func(res *cArray, q, k, v cArray, scale float32, maskMode string, masks cVectorArray, sinks cArray, s cStream) int32        // 0.3.0
 	sdpa02            func(res *cArray, q, k, v cArray, scale float32, maskMode string, masks cVectorArray, s cStream) int32                      // 0.2.0
 }
@@ -144,9 +153,12 @@ func (a *api) symbols() []symbol {
 		one("mlx_array_shape", &a.arrayShape),
 		one("mlx_array_dtype", &a.arrayDtype),
 		one("mlx_array_data_float32", &a.arrayDataFloat32),
+		one("mlx_array_data_uint16", &a.arrayDataUint16),
+		one("mlx_array_data_uint32", &a.arrayDataUint32),
 		one("mlx_vector_array_new", &a.vectorArrayNew),
 		one("mlx_vector_array_append_value", &a.vectorArrayAppend),
 		one("mlx_vector_array_free", &a.vectorArrayFree),
+		one("mlx_vector_array_get", &a.vectorArrayGet),
 		one("mlx_eval", &a.eval),
 		one("mlx_zeros", &a.zeros),
 		one("mlx_astype", &a.astype),
@@ -160,8 +172,11 @@ func (a *api) symbols() []symbol {
 		one("mlx_slice_update", &a.sliceUpdate),
 		one("mlx_take_axis", &a.takeAxis),
 		one("mlx_contiguous", &a.contiguous),
+		one("mlx_view", &a.view),
 		{name: "mlx_quantized_matmul", fns: []any{&a.quantizedMatmul, &a.quantizedMatmul03, &a.quantizedMatmul02}},
 		{name: "mlx_dequantize", fns: []any{&a.dequantize, &a.dequantize04, &a.dequantize03, &a.dequantize02}},
+		{name: "mlx_quantize", fns: []any{&a.quantize, &a.quantize04, &a.quantize03, &a.quantize02}},
+		one("mlx_softmax_axis", &a.softmaxAxis),
 		one("mlx_fast_rms_norm", &a.rmsNorm),
 		one("mlx_fast_rope", &a.rope),
 		{name: "mlx_fast_scaled_dot_product_attention", fns: []any{&a.sdpa, &a.sdpa03, &a.sdpa02}},
@@ -170,7 +185,9 @@ func (a *api) symbols() []symbol {
 
 // adapt fills the 0.6.0 fields from an older release's, so that callers
 // use one signature. Driftwood passes no mask array, no global scale and
-// no dtype (the default is the scales' dtype in every release).
+// no dtype (the default is the scales' dtype in every release); the
+// oldest quantize's three results come back as one vector, as later
+// releases return them.
 func (a *api) adapt() {
 	switch {
 	case a.quantizedMatmul03 != nil:
@@ -194,6 +211,36 @@ func (a *api) adapt() {
 	case a.dequantize02 != nil:
 		a.dequantize = func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, _ string, _ cArray, _ optionalDtype, s cStream) int32 {
 			return a.dequantize02(res, w, scales, biases, groupSize.value, bits.value, s)
+		}
+	}
+	switch {
+	case a.quantize04 != nil:
+		a.quantize = func(res *cVectorArray, w cArray, groupSize, bits optionalInt, mode string, _ cArray, s cStream) int32 {
+			return a.quantize04(res, w, groupSize, bits, mode, s)
+		}
+	case a.quantize03 != nil:
+		a.quantize = func(res *cVectorArray, w cArray, groupSize, bits optionalInt, mode string, _ cArray, s cStream) int32 {
+			return a.quantize03(res, w, groupSize.value, bits.value, mode, s)
+		}
+	case a.quantize02 != nil:
+		a.quantize = func(res *cVectorArray, w cArray, groupSize, bits optionalInt, _ string, _ cArray, s cStream) int32 {
+			var out [3]cArray // codes, scales, biases, returned as one vector as later releases do
+			defer func() {
+				for _, x := range out {
+					if x.ctx != nil {
+						a.arrayFree(x)
+					}
+				}
+			}()
+			if rc := a.quantize02(&out[0], &out[1], &out[2], w, groupSize.value, bits.value, s); rc != 0 {
+				return rc
+			}
+			for _, x := range out {
+				if rc := a.vectorArrayAppend(*res, x); rc != 0 {
+					return rc
+				}
+			}
+			return 0
 		}
 	}
 	if a.sdpa03 != nil || a.sdpa02 != nil {

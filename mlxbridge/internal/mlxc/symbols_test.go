@@ -123,12 +123,12 @@ func TestBind(t *testing.T) {
 		bound  []string // fields that must be set after success
 		unset  []string // fields that must stay nil
 	}{
-		{"the newest release binds the 0.6.0 fields", newest, all, "", []string{"dequantize", "sdpa", "deviceIsAvailable"},
-			[]string{"dequantize04", "sdpa03", "quantizedMatmul03"}},
+		{"the newest release binds the 0.6.0 fields", newest, all, "", []string{"dequantize", "quantize", "sdpa", "deviceIsAvailable"},
+			[]string{"dequantize04", "quantize04", "sdpa03", "quantizedMatmul03"}},
 		{"0.4.1 binds its dequantize (no global_scale) and has no device_is_available", v04, all, "",
-			[]string{"dequantize04", "dequantize", "quantizedMatmul", "sdpa"}, []string{"deviceIsAvailable", "cudaIsAvailable", "dequantize03"}},
+			[]string{"dequantize04", "dequantize", "quantize04", "quantize", "quantizedMatmul", "sdpa"}, []string{"deviceIsAvailable", "cudaIsAvailable", "dequantize03", "quantize03"}},
 		{"0.2.0 binds the int group size and the mask vector", v02, all, "",
-			[]string{"quantizedMatmul02", "dequantize02", "sdpa02", "quantizedMatmul", "dequantize", "sdpa"}, []string{"sdpa03", "quantizedMatmul03"}},
+			[]string{"quantizedMatmul02", "dequantize02", "quantize02", "sdpa02", "quantizedMatmul", "dequantize", "quantize", "sdpa"}, []string{"sdpa03", "quantizedMatmul03", "quantize03"}},
 		{"each missing required function is named", newest, without("mlx_fast_rope", "mlx_slice_update", "mlx_cuda_is_available"),
 			"/x/libmlxc.so: missing mlx-c functions mlx_slice_update, mlx_fast_rope", nil, nil},
 		{"another library has none of them", newest, func(string) (uintptr, error) { return 0, errors.New("no") },

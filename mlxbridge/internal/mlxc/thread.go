@@ -10,6 +10,7 @@ type Dtype int32
 
 // The element types Driftwood uses, numbered as in mlx/c/array.h.
 const (
+	Uint16   Dtype = 2
 	Uint32   Dtype = 3
 	Int32    Dtype = 7
 	Float16  Dtype = 9
@@ -20,7 +21,7 @@ const (
 // Size is the element size in bytes.
 func (d Dtype) Size() int {
 	switch d {
-	case Float16, BFloat16:
+	case Uint16, Float16, BFloat16:
 		return 2
 	case Uint32, Int32, Float32:
 		return 4
@@ -283,6 +284,49 @@ func (t *Thread) Float32s(a *Array) []float32 {
 		return nil
 	}
 	return unsafe.Slice((*float32)(p), n)
+}
+
+// Bytes evaluates a float32, float16, bfloat16 or uint32 array and
+// returns a copy of its elements' bytes in row-major order (little-endian
+// on every platform MLX runs on).
+func (t *Thread) Bytes(a *Array) []byte {
+	t.live()
+	if t.err != nil {
+		return nil
+	}
+	api := t.lib.api
+	c := t.Contiguous(a)
+	data, name := api.arrayDataFloat32, "mlx_array_data_float32"
+	switch dt := api.arrayDtype(a.c()); dt {
+	case Float32:
+	case Uint32:
+		data, name = api.arrayDataUint32, "mlx_array_data_uint32"
+	case Float16, BFloat16: // their bits, as uint16
+		c = t.op("mlx_view", func(res *cArray) int32 { return api.view(res, c.c(), Uint16, t.s()) })
+		data, name = api.arrayDataUint16, "mlx_array_data_uint16"
+	default:
+		t.err = fmt.Errorf("mlx: reading the bytes of an array of dtype %d", int32(dt))
+		return nil
+	}
+	t.Eval(c)
+	n := api.arrayDtype(c.c()).Size()
+	for _, d := range t.Shape(c) {
+		n *= d
+	}
+	if t.err != nil {
+		return nil
+	}
+	out := make([]byte, n)
+	if n == 0 {
+		return out
+	}
+	p := data(c.c())
+	if p == nil {
+		t.check(name, 1)
+		return nil
+	}
+	copy(out, unsafe.Slice((*byte)(p), n))
+	return out
 }
 
 // FromBytes makes an array of shape and dtype from b (little-endian,
