@@ -5,9 +5,18 @@
 // CPU device.
 //
 // Weights stay in their stored form (4-bit stays 4-bit and goes through
-// quantized_matmul); activations, the KV cache and the logits are float32,
-// so results match the CPU backend to the golden tolerance. Every MLX call
-// runs on one goroutine locked to its OS thread (see internal/mlxc).
+// quantized_matmul); activations and the logits are float32. The KV cache
+// is kept in Options.KVType: f16 (the default), bf16 or f32 in mlx-lm's
+// KVCache layout, attention computed by MLX's fused
+// scaled_dot_product_attention in that type (the queries rounded to it,
+// the output widened back to float32); or q8_0, MLX's affine 8-bit
+// quantisation in groups of 32 with float16 scales and biases in mlx-lm's
+// QuantizedKVCache layout, attention computed from the codes by
+// quantized_matmul with float32 queries and softmax, as mlx-lm's quantized
+// attention does (q8_0 needs a head_dim that is a multiple of 32). With
+// an f32 cache, results match the CPU backend's float path to the golden
+// tolerance; the other types add their rounding. Every MLX call runs on
+// one goroutine locked to its OS thread (see internal/mlxc).
 package mlxbridge
 
 import (
@@ -32,6 +41,11 @@ type Options struct {
 	// MaxBatch bounds how many prompt tokens go through the model
 	// together; 0 means 512.
 	MaxBatch int
+	// KVType is the KV cache's element type; "" means
+	// engine.DefaultKVType. Caches export their state in it (q8_0 as an
+	// engine.KVQuant of 8-bit groups of 32) and convert any state they
+	// import to it.
+	KVType engine.KVType
 
 	// Reference makes the backend that a library newer than every mlx-c
 	// release Driftwood knows is self-checked against before use (see
@@ -53,6 +67,8 @@ type Backend struct {
 	w        weights
 	owned    []*mlxc.Array // the weights' arrays, freed by Close
 	maxBatch int
+	kvType   engine.KVType
+	layout   []kvPart // the KV cache's parts (kvLayout)
 	closed   bool
 
 	mu     sync.Mutex // guards caches: cleanups run on their own goroutine
@@ -86,11 +102,16 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 			return nil, err
 		}
 	}
-	b := &Backend{lib: lib, cfg: m.Config, checks: engine.NewChecks("mlx", m), maxBatch: opt.MaxBatch, caches: map[*kvBuffers]struct{}{}}
+	kt, err := kvType(opt.KVType, m.Config.HeadDim)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{lib: lib, cfg: m.Config, checks: engine.NewChecks("mlx", m), maxBatch: opt.MaxBatch,
+		kvType: kt, layout: kvLayout(kt, m.Config.HeadDim), caches: map[*kvBuffers]struct{}{}}
 	if b.maxBatch <= 0 {
 		b.maxBatch = 512
 	}
-	err := lib.Do(func(t *mlxc.Thread) error {
+	err = lib.Do(func(t *mlxc.Thread) error {
 		dev, err := device(t, opt.Device)
 		if err != nil {
 			return err
@@ -111,6 +132,18 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 		return nil, fmt.Errorf("mlx: %w", err)
 	}
 	return b, nil
+}
+
+// kvType checks a KV cache type for a model whose heads have hd values.
+func kvType(kt engine.KVType, hd int) (engine.KVType, error) {
+	kt, err := engine.ParseKVType(string(kt))
+	if err != nil {
+		return "", fmt.Errorf("mlx backend: %w", err)
+	}
+	if kt == engine.KVQ8 && hd%q8Group != 0 {
+		return "", fmt.Errorf("mlx backend: kv_type q8_0 needs a head_dim that is a multiple of %d (this model's is %d); use f16, bf16 or f32", q8Group, hd)
+	}
+	return kt, nil
 }
 
 // selfCheckNewer runs the self-check on a library newer than every known
@@ -160,6 +193,9 @@ func (b *Backend) Name() string { return "mlx" }
 // Device is the MLX device the model runs on: "gpu" or "cpu".
 func (b *Backend) Device() string { return b.stream.Device.String() }
 
+// KVType is the element type of the backend's KV caches.
+func (b *Backend) KVType() engine.KVType { return b.kvType }
+
 // Close frees the weights and every cache's buffers (using a cache
 // afterwards panics); calling it again does nothing.
 func (b *Backend) Close() error {
@@ -193,7 +229,7 @@ func (b *Backend) NewCache(window int) (engine.Cache, error) {
 	if err := b.checks.Window(window); err != nil {
 		return nil, err
 	}
-	kv := &kvBuffers{k: make([]*mlxc.Array, b.cfg.NumHiddenLayers), v: make([]*mlxc.Array, b.cfg.NumHiddenLayers)}
+	kv := newKVBuffers(len(b.layout), b.cfg.NumHiddenLayers)
 	b.mu.Lock()
 	if b.caches == nil {
 		b.mu.Unlock()

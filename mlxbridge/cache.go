@@ -12,18 +12,76 @@ import (
 // cacheStep is how many positions the device buffers grow by at a time.
 const cacheStep = 256
 
-// kvBuffers is a cache's device memory: per layer, K and V shaped
-// (1, kv_heads, capacity, head_dim) float32, mlx-lm's KVCache layout.
+// The q8_0 cache is MLX's affine quantisation in mlx-lm's QuantizedKVCache
+// layout: 8-bit codes in groups of 32 along head_dim, with a float16 scale
+// and bias per group.
+const (
+	q8Group = 32
+	q8Bits  = 8
+)
+
+// The parts of a cache, in kvBuffers.parts: keys and values (or their
+// codes), then, for q8_0 only, the keys' scales and biases and the
+// values'.
+const (
+	partK = iota
+	partV
+	partKScales
+	partKBiases
+	partVScales
+	partVBiases
+)
+
+// kvPart is one part's element type and last dimension.
+type kvPart struct {
+	dtype mlxc.Dtype
+	width int
+}
+
+// kvLayout is the parts of a cache of type kt for heads of hd values: K
+// and V (1, kv_heads, capacity, head_dim) in the type's dtype, mlx-lm's
+// KVCache; for q8_0 the codes (1, kv_heads, capacity, head_dim/4) uint32
+// and scales and biases (1, kv_heads, capacity, head_dim/32) float16,
+// its QuantizedKVCache.
+func kvLayout(kt engine.KVType, hd int) []kvPart {
+	if kt == engine.KVQ8 {
+		codes, groups := kvPart{mlxc.Uint32, hd * q8Bits / 32}, kvPart{mlxc.Float16, hd / q8Group}
+		return []kvPart{codes, codes, groups, groups, groups, groups}
+	}
+	dt, _ := mlxDtype(kt.DType())
+	return []kvPart{{dt, hd}, {dt, hd}}
+}
+
+// kvBuffers is a cache's device memory: per part of its layout
+// (kvLayout), one array per layer.
 type kvBuffers struct {
-	k, v     []*mlxc.Array
+	parts    [][]*mlxc.Array
 	capacity int
 }
 
+func newKVBuffers(parts, layers int) *kvBuffers {
+	kv := &kvBuffers{parts: make([][]*mlxc.Array, parts)}
+	for p := range kv.parts {
+		kv.parts[p] = make([]*mlxc.Array, layers)
+	}
+	return kv
+}
+
+// all is every buffer, for evaluation.
+func (kv *kvBuffers) all() []*mlxc.Array {
+	var out []*mlxc.Array
+	for _, p := range kv.parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
 func (kv *kvBuffers) free(t *mlxc.Thread) {
-	for i := range kv.k {
-		t.Free(kv.k[i])
-		t.Free(kv.v[i])
-		kv.k[i], kv.v[i] = nil, nil
+	for _, p := range kv.parts {
+		for l := range p {
+			t.Free(p[l])
+			p[l] = nil
+		}
 	}
 	kv.capacity = 0
 }
@@ -82,8 +140,9 @@ func (c *cache) usable() error {
 	return nil
 }
 
-func (c *cache) shape(positions int) []int {
-	return []int{1, c.b.cfg.NumKeyValueHeads, positions, c.b.cfg.HeadDim}
+// shape is a part's shape over positions positions.
+func (c *cache) shape(part, positions int) []int {
+	return []int{1, c.b.cfg.NumKeyValueHeads, positions, c.b.layout[part].width}
 }
 
 // reserve makes room for need positions, growing by whole steps, so that
@@ -94,14 +153,15 @@ func (c *cache) reserve(t *mlxc.Thread, need int) {
 		return
 	}
 	capacity := min((need+cacheStep-1)/cacheStep*cacheStep, c.window)
-	origin, used := make([]int, 4), c.shape(c.n)
-	for l := range kv.k {
-		for _, buf := range []*[]*mlxc.Array{&kv.k, &kv.v} {
-			grown := t.Zeros(c.shape(capacity), mlxc.Float32)
-			if old := (*buf)[l]; old != nil && c.n > 0 {
+	origin := make([]int, 4)
+	for p, bufs := range kv.parts {
+		used := c.shape(p, c.n)
+		for l, old := range bufs {
+			grown := t.Zeros(c.shape(p, capacity), c.b.layout[p].dtype)
+			if old != nil && c.n > 0 {
 				grown = t.SliceUpdate(grown, t.Slice(old, origin, used), origin, used)
 			}
-			(*buf)[l] = replace(t, (*buf)[l], grown)
+			bufs[l] = replace(t, old, grown)
 		}
 	}
 	kv.capacity = capacity
@@ -115,35 +175,80 @@ func replace(t *mlxc.Thread, old, new *mlxc.Array) *mlxc.Array {
 	return t.Keep(new)
 }
 
-// append writes k and v, shaped (1, kv_heads, n, head_dim), at positions
-// c.n.. of a layer and returns the keys and values of positions 0..c.n+n.
-func (c *cache) append(t *mlxc.Thread, layer, n int, k, v *mlxc.Array) (keys, values *mlxc.Array) {
-	start, stop := []int{0, 0, c.n, 0}, c.shape(c.n+n)
-	origin := make([]int, 4)
-	c.kv.k[layer] = replace(t, c.kv.k[layer], t.SliceUpdate(c.kv.k[layer], k, start, stop))
-	c.kv.v[layer] = replace(t, c.kv.v[layer], t.SliceUpdate(c.kv.v[layer], v, start, stop))
-	return t.Slice(c.kv.k[layer], origin, stop), t.Slice(c.kv.v[layer], origin, stop)
+// encode turns keys or values x, (1, kv_heads, n, head_dim) in any float
+// dtype, into the cache's parts: x itself in the cache's dtype, or for
+// q8_0 its codes, scales and biases.
+func (c *cache) encode(t *mlxc.Thread, x *mlxc.Array) []*mlxc.Array {
+	if c.b.kvType == engine.KVQ8 {
+		codes, scales, biases := t.Quantize(t.AsType(x, mlxc.Float16), q8Group, q8Bits)
+		return []*mlxc.Array{codes, scales, biases}
+	}
+	return []*mlxc.Array{t.AsType(x, c.b.layout[partK].dtype)} // rounded to nearest, ties to even; x itself when it has the type
 }
 
-// Export implements engine.Cache: float32 (kv_heads, len, head_dim) per
-// layer, read from the device buffers.
+// partsOf lists the parts that hold keys (v false) or values (v true),
+// in encode's order.
+func (c *cache) partsOf(v bool) []int {
+	switch {
+	case c.b.kvType != engine.KVQ8 && !v:
+		return []int{partK}
+	case c.b.kvType != engine.KVQ8:
+		return []int{partV}
+	case !v:
+		return []int{partK, partKScales, partKBiases}
+	}
+	return []int{partV, partVScales, partVBiases}
+}
+
+// append writes k and v, shaped (1, kv_heads, n, head_dim) float32, at
+// positions c.n.. of a layer and returns every part of positions
+// 0..c.n+n, indexed as kvBuffers.parts.
+func (c *cache) append(t *mlxc.Thread, layer, n int, k, v *mlxc.Array) []*mlxc.Array {
+	out := make([]*mlxc.Array, len(c.kv.parts))
+	origin := make([]int, 4)
+	for i, x := range []*mlxc.Array{k, v} {
+		enc := c.encode(t, x)
+		for j, p := range c.partsOf(i == 1) {
+			buf := &c.kv.parts[p][layer]
+			start, stop := []int{0, 0, c.n, 0}, c.shape(p, c.n+n)
+			*buf = replace(t, *buf, t.SliceUpdate(*buf, enc[j], start, stop))
+			out[p] = t.Slice(*buf, origin, stop)
+		}
+	}
+	return out
+}
+
+// Export implements engine.Cache: (kv_heads, len, head_dim) per layer in
+// the cache's dtype, or for q8_0 the codes, scales and biases
+// (engine.KVQuant, group 32, 8 bits, float16 scales), read from the device
+// buffers as they are.
 func (c *cache) Export() (*engine.KVState, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
 	cfg := c.b.cfg
-	s := &engine.KVState{Len: c.n, KVHeads: cfg.NumKeyValueHeads, HeadDim: cfg.HeadDim, DType: safetensors.F32,
-		K: make([][]byte, cfg.NumHiddenLayers), V: make([][]byte, cfg.NumHiddenLayers)}
+	layers := cfg.NumHiddenLayers
+	s := &engine.KVState{Len: c.n, KVHeads: cfg.NumKeyValueHeads, HeadDim: cfg.HeadDim, DType: c.b.kvType.DType()}
+	dst := []*[][]byte{&s.K, &s.V}
+	if c.b.kvType == engine.KVQ8 {
+		q := &engine.KVQuant{Group: q8Group, Bits: q8Bits, ScaleDType: safetensors.F16}
+		s.DType, s.Quant = safetensors.U32, q
+		dst = append(dst, &q.KScales, &q.KBiases, &q.VScales, &q.VBiases)
+	}
+	for _, d := range dst {
+		*d = make([][]byte, layers)
+	}
 	err := c.b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(c.b.stream)
-		origin, used := make([]int, 4), c.shape(c.n)
-		for l := range s.K {
-			if c.n == 0 {
-				s.K[l], s.V[l] = []byte{}, []byte{}
-				continue
+		origin := make([]int, 4)
+		for p, d := range dst {
+			for l := range *d {
+				if c.n == 0 {
+					(*d)[l] = []byte{}
+					continue
+				}
+				(*d)[l] = t.Bytes(t.Slice(c.kv.parts[p][l], origin, c.shape(p, c.n)))
 			}
-			s.K[l] = float32Bytes(t.Float32s(t.Slice(c.kv.k[l], origin, used)))
-			s.V[l] = float32Bytes(t.Float32s(t.Slice(c.kv.v[l], origin, used)))
 		}
 		return nil
 	})
@@ -153,13 +258,15 @@ func (c *cache) Export() (*engine.KVState, error) {
 	return s, nil
 }
 
-// Import implements engine.Cache, widening f16 and bf16 states to float32.
+// Import implements engine.Cache: a state of any dtype ValidateKV accepts
+// is converted to the cache's type on the device (a quantised one
+// dequantised first, except 8-bit groups of 32 into a q8_0 cache, which
+// are taken as they are, their scales and biases rounded to float16).
 func (c *cache) Import(s *engine.KVState) error {
 	c.live()
 	if err := c.b.checks.Import(c, s); err != nil {
 		return err
 	}
-	dt, _ := mlxDtype(s.DType) // F32, F16 or BF16, which MLX has
 	err := c.b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(c.b.stream)
 		kv := c.kv
@@ -169,17 +276,16 @@ func (c *cache) Import(s *engine.KVState) error {
 			return nil
 		}
 		kv.capacity = min((s.Len+cacheStep-1)/cacheStep*cacheStep, c.window)
-		origin, used := make([]int, 4), c.shape(s.Len)
+		origin := make([]int, 4)
 		var all []*mlxc.Array
-		for l := range kv.k {
-			for _, p := range []struct {
-				dst *[]*mlxc.Array
-				src []byte
-			}{{&kv.k, s.K[l]}, {&kv.v, s.V[l]}} {
-				x := t.AsType(t.FromBytes(p.src, used, dt), mlxc.Float32)
-				buf := t.SliceUpdate(t.Zeros(c.shape(kv.capacity), mlxc.Float32), x, origin, used)
-				(*p.dst)[l] = t.Keep(buf)
-				all = append(all, buf)
+		for l := range c.b.cfg.NumHiddenLayers {
+			for i := range 2 {
+				enc := c.decode(t, s, l, i == 1)
+				for j, p := range c.partsOf(i == 1) {
+					buf := t.SliceUpdate(t.Zeros(c.shape(p, kv.capacity), c.b.layout[p].dtype), enc[j], origin, c.shape(p, s.Len))
+					kv.parts[p][l] = t.Keep(buf)
+					all = append(all, buf)
+				}
 			}
 		}
 		t.Eval(all...)
@@ -191,6 +297,34 @@ func (c *cache) Import(s *engine.KVState) error {
 	}
 	c.n, c.broken = s.Len, nil
 	return nil
+}
+
+// decode is a layer's keys (v false) or values (v true) of s on the
+// device, as encode gives them for this cache.
+func (c *cache) decode(t *mlxc.Thread, s *engine.KVState, layer int, v bool) []*mlxc.Array {
+	kvh, n, hd := s.KVHeads, s.Len, s.HeadDim
+	data := s.K[layer]
+	if v {
+		data = s.V[layer]
+	}
+	q := s.Quant
+	if q == nil {
+		dt, _ := mlxDtype(s.DType) // F32, F16 or BF16 (ValidateKV)
+		return c.encode(t, t.FromBytes(data, []int{1, kvh, n, hd}, dt))
+	}
+	sdt, _ := mlxDtype(q.ScaleDType)
+	sc, bi := q.KScales[layer], q.KBiases[layer]
+	if v {
+		sc, bi = q.VScales[layer], q.VBiases[layer]
+	}
+	groups := []int{1, kvh, n, hd / q.Group}
+	codes := t.FromBytes(data, []int{1, kvh, n, hd * q.Bits / 32}, mlxc.Uint32)
+	scales, biases := t.FromBytes(sc, groups, sdt), t.FromBytes(bi, groups, sdt)
+	if c.b.kvType == engine.KVQ8 && q.Group == q8Group && q.Bits == q8Bits {
+		return []*mlxc.Array{codes, t.AsType(scales, mlxc.Float16), t.AsType(biases, mlxc.Float16)}
+	}
+	// dequantised in float32: in the scales' dtype it would round once more
+	return c.encode(t, t.Dequantize(codes, t.AsType(scales, mlxc.Float32), t.AsType(biases, mlxc.Float32), q.Group, q.Bits))
 }
 
 // float32Bytes copies f's bytes (little-endian on every platform MLX

@@ -4,6 +4,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
 )
 
@@ -26,12 +27,16 @@ func (b *Backend) forward(t *mlxc.Thread, c *cache, tokens []int32, out logitsMo
 	c.reserve(t, c.n+n)
 	ids := t.FromBytes(unsafe.Slice((*byte)(unsafe.Pointer(&tokens[0])), 4*n), []int{n}, mlxc.Int32)
 	x := t.Reshape(b.w.embedTokens.rows(t, ids), 1, n, cfg.HiddenSize)
+	var mask *mlxc.Array // q8_0's causal mask, shared by the layers
+	if b.kvType == engine.KVQ8 && n > 1 {
+		mask = t.FromBytes(float32Bytes(causalMask(n, c.n+n)), []int{n, c.n + n}, mlxc.Float32)
+	}
 	for i := range b.w.layers {
 		l := &b.w.layers[i]
-		x = t.Add(x, b.attention(t, l, c, i, n, t.RMSNorm(x, l.inputLayernorm, eps)))
+		x = t.Add(x, b.attention(t, l, c, i, n, t.RMSNorm(x, l.inputLayernorm, eps), mask))
 		x = t.Add(x, b.mlp(t, l, t.RMSNorm(x, l.postAttentionLayernorm, eps)))
 	}
-	outputs := append(append([]*mlxc.Array(nil), c.kv.k...), c.kv.v...)
+	outputs := c.kv.all()
 	var logits *mlxc.Array
 	if out != logitsNone {
 		if out == logitsLast && n > 1 {
@@ -48,8 +53,9 @@ func (b *Backend) forward(t *mlxc.Thread, c *cache, tokens []int32, out logitsMo
 }
 
 // attention is grouped-query self-attention of the normed input h, shaped
-// (1, n, hidden), with rotary positions from c.n and the layer's cache.
-func (b *Backend) attention(t *mlxc.Thread, l *layer, c *cache, layer, n int, h *mlxc.Array) *mlxc.Array {
+// (1, n, hidden), with rotary positions from c.n and the layer's cache;
+// mask is q8_0's causal mask for n > 1 (causalMask).
+func (b *Backend) attention(t *mlxc.Thread, l *layer, c *cache, layer, n int, h, mask *mlxc.Array) *mlxc.Array {
 	cfg := b.cfg
 	hd := cfg.HeadDim
 	// qkv, with Qwen2's biases
@@ -64,10 +70,55 @@ func (b *Backend) attention(t *mlxc.Thread, l *layer, c *cache, layer, n int, h 
 	// RoPE
 	q = t.RoPE(q, hd, c.n, b.w.ropeFreqs)
 	k = t.RoPE(k, hd, c.n, b.w.ropeFreqs)
-	keys, values := c.append(t, layer, n, k, v)
-	o := t.Attention(q, keys, values, float32(1/math.Sqrt(float64(hd))), n > 1)
+	parts := c.append(t, layer, n, k, v)
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	var o *mlxc.Array
+	if b.kvType == engine.KVQ8 {
+		o = b.quantizedAttention(t, q, parts, scale, n, c.n+n, mask)
+	} else if dt := b.layout[partK].dtype; dt != mlxc.Float32 {
+		// the fused kernel reads the cache in its own type
+		o = t.AsType(t.Attention(t.AsType(q, dt), parts[partK], parts[partV], scale, n > 1), mlxc.Float32)
+	} else {
+		o = t.Attention(q, parts[partK], parts[partV], scale, n > 1)
+	}
 	o = t.Reshape(t.Transpose(o, 0, 2, 1, 3), 1, n, cfg.NumAttentionHeads*hd)
 	return l.oProj.mul(t, o)
+}
+
+// quantizedAttention is attention over a q8_0 cache's parts (positions
+// 0..s), computed from the codes as mlx-lm's
+// quantized_scaled_dot_product_attention does: the scores are q·kᵀ by
+// quantized_matmul, grouped by kv head, plus mask (n > 1 queries, the
+// last n positions; nil for one), a float32 softmax, and its product with
+// the values by quantized_matmul. q is (1, heads, n, head_dim) float32;
+// so is the result.
+func (b *Backend) quantizedAttention(t *mlxc.Thread, q *mlxc.Array, parts []*mlxc.Array, scale float32, n, s int, mask *mlxc.Array) *mlxc.Array {
+	cfg := b.cfg
+	kvh, hd := cfg.NumKeyValueHeads, cfg.HeadDim
+	rep := cfg.NumAttentionHeads / kvh
+	q = t.Reshape(t.Multiply(q, t.FromBytes(float32Bytes([]float32{scale}), []int{1}, mlxc.Float32)), 1, kvh, rep, n, hd)
+	group := func(p int) *mlxc.Array { // (1, kv_heads, 1, s, width): one kv head for rep query heads
+		return t.Reshape(parts[p], 1, kvh, 1, s, b.layout[p].width)
+	}
+	scores := t.QuantizedMatmul(q, group(partK), group(partKScales), group(partKBiases), q8Group, q8Bits)
+	if mask != nil {
+		scores = t.Add(scores, mask)
+	}
+	o := t.QuantizedMatmulN(t.Softmax(scores, -1, true), group(partV), group(partVScales), group(partVBiases), q8Group, q8Bits)
+	return t.Reshape(o, 1, cfg.NumAttentionHeads, n, hd)
+}
+
+// causalMask is the additive mask of n queries at the last n of s
+// positions: −Inf where a key comes after its query.
+func causalMask(n, s int) []float32 {
+	m := make([]float32, n*s)
+	inf := float32(math.Inf(-1))
+	for i := range n {
+		for j := s - n + i + 1; j < s; j++ {
+			m[i*s+j] = inf
+		}
+	}
+	return m
 }
 
 // withBias is x + bias, or x when there is no bias.

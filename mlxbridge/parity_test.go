@@ -62,7 +62,7 @@ func roundTrip(t *testing.T, f *fixture, s *engine.KVState, tokens []int32) *eng
 func TestSessionExchangeWithCPU(t *testing.T) {
 	for _, name := range []string{"tiny-f32", "tiny-bf16", "tiny-mlx-q4", "tiny-hd32-f32"} {
 		t.Run(name, func(t *testing.T) {
-			f := load(t, name, Options{})
+			f := load(t, name, Options{KVType: engine.KVF32})
 			cb := cpuBackend(t, f)
 			vocab, window := f.m.Config.VocabSize, f.m.Config.MaxPositionEmbeddings
 			prompt, next := f.g.Prompt.IDs, f.g.Greedy.Tokens[:1]
@@ -95,7 +95,7 @@ func TestSessionExchangeWithCPU(t *testing.T) {
 // TestExportMatchesCPU compares the exported KV states themselves, and
 // imports a bf16 copy of one into both backends.
 func TestExportMatchesCPU(t *testing.T) {
-	f := load(t, "tiny-mlx-q8", Options{})
+	f := load(t, "tiny-mlx-q8", Options{KVType: engine.KVF32})
 	cb := cpuBackend(t, f)
 	vocab, window := f.m.Config.VocabSize, f.m.Config.MaxPositionEmbeddings
 	mc, _ := f.b.NewCache(window)
@@ -164,7 +164,7 @@ func toBF16(s *engine.KVState) *engine.KVState {
 // growth step) in chunks of 7 and then token by token, against the CPU
 // backend, and checks Truncate.
 func TestLongSequenceAgainstCPU(t *testing.T) {
-	f := load(t, "tiny-mlx-q4-g64", Options{MaxBatch: 7})
+	f := load(t, "tiny-mlx-q4-g64", Options{MaxBatch: 7, KVType: engine.KVF32})
 	cb := cpuBackend(t, f)
 	vocab, window := f.m.Config.VocabSize, f.m.Config.MaxPositionEmbeddings
 	ids := make([]int32, 300)

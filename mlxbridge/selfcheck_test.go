@@ -20,7 +20,9 @@ func floatCPU(t *testing.T) func(*engine.Model) (engine.Backend, error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cpu.SelectKernels(prev) })
-	return func(m *engine.Model) (engine.Backend, error) { return cpu.New(m, cpu.Options{Threads: 1}) }
+	return func(m *engine.Model) (engine.Backend, error) {
+		return cpu.New(m, cpu.Options{Threads: 1})
+	}
 }
 
 // TestSelfCheckModel checks that the self-check's model is a usable

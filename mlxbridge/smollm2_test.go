@@ -19,7 +19,7 @@ func TestSmolLM2AgainstCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	b, err := New(m, Options{Device: "cpu"})
+	b, err := New(m, Options{Device: "cpu", KVType: engine.KVF32})
 	if err != nil {
 		t.Fatal(err)
 	}
