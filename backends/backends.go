@@ -46,13 +46,14 @@ func List() []Backend {
 	}
 }
 
-// FloatCPU opens m on the CPU backend with its float kernels: the
+// FloatCPU opens m on the CPU backend with its float kernels and an f32
+// KV cache: the
 // reference that MLX's float32 activations are compared with (by the MLX
 // backend's self-check and doctor's smoke test). The kernel set is
 // process-wide, so it is switched to float around each Forward and back
 // after; nothing else computes while a backend is being checked.
 func FloatCPU(m *engine.Model) (engine.Backend, error) {
-	b, err := cpu.New(m, cpu.Options{Threads: 1})
+	b, err := cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
 	if err != nil {
 		return nil, err
 	}

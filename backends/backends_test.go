@@ -76,7 +76,7 @@ func TestFloatCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cpu.SelectKernels(before)
-	ref, _ := cpu.New(m, cpu.Options{Threads: 1})
+	ref, _ := cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
 	defer ref.Close()
 	rc, _ := ref.NewCache(8)
 	want := make([]float32, m.Config.VocabSize)

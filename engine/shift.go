@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
-
-	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 )
 
 // ShiftKV returns s without positions [start, start+drop): the keep
@@ -17,16 +15,17 @@ import (
 // what they computed while the dropped tokens were in view, so the
 // result is close to, not equal to, a fresh prefill of the kept tokens
 // (docs/RATIONALE.md, "Past the context window", has the measurement).
-// s is not changed; it must be float32, as backends export it.
+// s is not changed; it may be in any cache type, and the result is
+// float32 (a cache converts it to its own type as it imports it, so a
+// shift rounds the moved keys once more).
 func (c *Config) ShiftKV(s *KVState, start, drop, keep int) (*KVState, error) {
 	switch {
-	case s.DType != safetensors.F32:
-		return nil, fmt.Errorf("shift KV: %s state, want F32", s.DType)
 	case start < 0 || drop < 0 || keep < 0 || start+drop+keep > s.Len:
 		return nil, fmt.Errorf("shift KV: positions [%d, %d) then %d more do not lie in the %d held", start, start+drop, keep, s.Len)
 	case s.HeadDim != c.HeadDim || s.HeadDim%2 != 0:
 		return nil, fmt.Errorf("shift KV: head_dim %d, the model's %d", s.HeadDim, c.HeadDim)
 	}
+	s = s.Convert(KVF32)
 	inv := c.InvFreq()
 	cos, sin := make([]float32, len(inv)), make([]float32, len(inv))
 	for i, f := range inv {
@@ -80,18 +79,28 @@ func f32s(b []byte) []float32 {
 // Head is a copy of s's first n positions (n ≤ s.Len), such as a
 // conversation's shared start for a prefix cache.
 func (s *KVState) Head(n int) *KVState {
-	out := &KVState{Len: n, KVHeads: s.KVHeads, HeadDim: s.HeadDim, DType: s.DType,
-		K: make([][]byte, len(s.K)), V: make([][]byte, len(s.V))}
-	row := s.HeadDim * s.DType.Size()
-	head := func(src []byte) []byte {
-		dst := make([]byte, 0, s.KVHeads*n*row)
-		for h := 0; h < s.KVHeads; h++ {
-			dst = append(dst, src[h*s.Len*row:(h*s.Len+n)*row]...)
+	out := &KVState{Len: n, KVHeads: s.KVHeads, HeadDim: s.HeadDim, DType: s.DType}
+	// head keeps the first n positions of each head of a tensor whose
+	// positions are row bytes each.
+	head := func(ts [][]byte, row int) [][]byte {
+		out := make([][]byte, len(ts))
+		for l, src := range ts {
+			dst := make([]byte, 0, s.KVHeads*n*row)
+			for h := 0; h < s.KVHeads; h++ {
+				dst = append(dst, src[h*s.Len*row:(h*s.Len+n)*row]...)
+			}
+			out[l] = dst
 		}
-		return dst
+		return out
 	}
-	for l := range s.K {
-		out.K[l], out.V[l] = head(s.K[l]), head(s.V[l])
+	row := s.HeadDim * s.DType.Size()
+	if q := s.Quant; q != nil {
+		row = s.HeadDim * q.Bits / 8
+		srow := s.HeadDim / q.Group * q.ScaleDType.Size()
+		out.Quant = &KVQuant{Group: q.Group, Bits: q.Bits, ScaleDType: q.ScaleDType,
+			KScales: head(q.KScales, srow), KBiases: head(q.KBiases, srow),
+			VScales: head(q.VScales, srow), VBiases: head(q.VBiases, srow)}
 	}
+	out.K, out.V = head(s.K, row), head(s.V, row)
 	return out
 }

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 				panic(err)
 			}
 			_, err := SelfCheck(Options{lib: lib, Device: "cpu"}, func(m *engine.Model) (engine.Backend, error) {
-				return cpu.New(m, cpu.Options{Threads: 1})
+				return cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
 			})
 			cpu.SelectKernels(prev)
 			if err != nil {

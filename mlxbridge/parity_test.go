@@ -24,7 +24,7 @@ func cpuBackend(t testing.TB, f *fixture) engine.Backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cpu.SelectKernels(prev) })
-	b, err := cpu.New(f.m, cpu.Options{})
+	b, err := cpu.New(f.m, cpu.Options{KVType: engine.KVF32})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func floatCPU(t *testing.T) func(*engine.Model) (engine.Backend, error) {
 	}
 	t.Cleanup(func() { cpu.SelectKernels(prev) })
 	return func(m *engine.Model) (engine.Backend, error) {
-		return cpu.New(m, cpu.Options{Threads: 1})
+		return cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
 	}
 }
 

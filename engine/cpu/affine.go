@@ -2,10 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // affineMatrix is an MLX affine-quantised matrix: each group of GroupSize

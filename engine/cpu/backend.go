@@ -30,6 +30,9 @@ type Options struct {
 	// MaxBatch bounds how many tokens go through the model together
 	// (matrix-matrix); 0 means 64.
 	MaxBatch int
+	// KVType is the KV cache's element type; "" means
+	// engine.DefaultKVType. q8_0 needs head_dim a multiple of 32.
+	KVType engine.KVType
 }
 
 // MaxThreadsPerCPU bounds Options.Threads: goroutines beyond a few per
@@ -56,6 +59,7 @@ type Backend struct {
 	lmHead    matrix    // (vocab, hidden); embed when tied
 	rope      ropeTable
 	pool      *pool
+	kvType    engine.KVType
 	st        state
 	mm        matmulJob
 	att       attnJob
@@ -89,7 +93,14 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if opt.MaxBatch <= 0 {
 		opt.MaxBatch = 64
 	}
-	b := &Backend{cfg: c, checks: engine.NewChecks("cpu", m), rope: newRopeTable(c)}
+	kvType, err := engine.ParseKVType(string(opt.KVType))
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	if kvType == engine.KVQ8 && c.HeadDim%engine.Q8Block != 0 {
+		return nil, fmt.Errorf("cpu: kv_type q8_0 needs head_dim a multiple of %d; this model's is %d (use f16, bf16 or f32)", engine.Q8Block, c.HeadDim)
+	}
+	b := &Backend{cfg: c, checks: engine.NewChecks("cpu", m), rope: newRopeTable(c), kvType: kvType}
 	w := &m.Weights
 	var errs []error
 	mat := func(t *engine.Tensor) matrix {
@@ -146,6 +157,9 @@ func vector(t *engine.Tensor) ([]float32, error) {
 // Name implements engine.Backend.
 func (b *Backend) Name() string { return "cpu" }
 
+// KVType is the element type of the caches the backend makes.
+func (b *Backend) KVType() engine.KVType { return b.kvType }
+
 // Close stops the worker goroutines.
 func (b *Backend) Close() error {
 	if b.pool != nil {
@@ -160,7 +174,7 @@ func (b *Backend) NewCache(window int) (engine.Cache, error) {
 	if err := b.checks.Window(window); err != nil {
 		return nil, err
 	}
-	return newCache(&b.checks, len(b.layers), b.cfg.NumKeyValueHeads, b.cfg.HeadDim, window), nil
+	return newCache(&b.checks, b.kvType, len(b.layers), b.cfg.NumKeyValueHeads, b.cfg.HeadDim, window), nil
 }
 
 // Forward implements engine.Backend.

@@ -226,20 +226,22 @@ func BenchmarkBlockGemv(b *testing.B) {
 func BenchmarkAttention(b *testing.B) {
 	const heads, kvHeads, hd, n = 32, 8, 64, 2048
 	rng := rand.New(rand.NewPCG(1, 2))
-	c := newCache(nil, 1, kvHeads, hd, n)
-	c.reserve(n)
-	kv := randF32(rng, n*kvHeads*hd)
-	c.store(0, 0, n, kv, randF32(rng, n*kvHeads*hd))
-	c.n = n
-	for _, per := range []int{1, heads / kvHeads} {
-		s := newScratch(heads*hd, 1)
-		s.q, s.scores = make([]float32, per*hd), make([]float32, per*n)
-		j := attnJob{c: c, p0: n - 1, heads: heads, group: heads / kvHeads, per: per, hd: hd,
-			q: randF32(rng, heads*hd), out: make([]float32, heads*hd), scr: []*scratch{s}}
-		b.Run(fmt.Sprintf("per%d", per), func(b *testing.B) {
-			for range b.N {
-				j.run(0, j.items(1), 0)
-			}
-		})
+	for _, typ := range engine.KVTypes {
+		c := newCache(nil, typ, 1, kvHeads, hd, n)
+		c.reserve(n)
+		kv := randF32(rng, n*kvHeads*hd)
+		c.store(0, 0, n, kv, randF32(rng, n*kvHeads*hd))
+		c.n = n
+		for _, per := range []int{1, heads / kvHeads} {
+			s := newScratch(heads*hd, 1)
+			s.q, s.scores = make([]float32, per*hd), make([]float32, per*n)
+			j := attnJob{c: c, p0: n - 1, heads: heads, group: heads / kvHeads, per: per, hd: hd,
+				q: randF32(rng, heads*hd), out: make([]float32, heads*hd), scr: []*scratch{s}}
+			b.Run(fmt.Sprintf("%s/per%d", typ, per), func(b *testing.B) {
+				for range b.N {
+					j.run(0, j.items(1), 0)
+				}
+			})
+		}
 	}
 }

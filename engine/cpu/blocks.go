@@ -2,10 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // blockMatrix is a GGUF block-quantised matrix (Q4_0, Q4_1, Q8_0, Q4_K,

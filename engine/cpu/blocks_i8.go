@@ -2,10 +2,10 @@ package cpu
 
 import (
 	"encoding/binary"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // GGUF's Q4_0, Q4_1 and Q8_0 blocks over int8 activations (int8.go): a

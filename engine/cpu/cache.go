@@ -1,43 +1,63 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // cacheBlock is how many positions the cache grows by at a time.
 const cacheBlock = 256
 
-// cache holds f32 keys and values in blocks of positions that are
-// allocated as the sequence grows and never moved. A block of a layer is
-// laid out (kv_heads, block, head_dim): one head's keys (or values) for
-// consecutive positions are contiguous, so attention reads them front to
-// back, one kernel call per block.
+// cache holds keys and values in the cache's type (engine.KVType), in
+// blocks of positions that are allocated as the sequence grows and never
+// moved. A block of a layer is laid out (kv_heads, block, head_dim): one
+// head's keys (or values) for consecutive positions are contiguous, so
+// attention reads them front to back, one kernel call per block, in their
+// stored type (the kernels widen 16-bit values and q8_0 codes in
+// registers).
 type cache struct {
 	checks           *engine.Checks // the backend's, for Import
+	typ              engine.KVType
 	n, window        int
 	kvHeads, headDim int
-	block            int           // positions per block
-	k, v             [][][]float32 // per layer, per block
+	block            int     // positions per block
+	k, v             []plane // per layer
 	closed           bool
+}
+
+// plane is one layer's keys or values, block by block; only the slices of
+// the cache's type are used.
+type plane struct {
+	f [][]float32 // f32
+	h [][]uint16  // f16, bf16
+	q [][]int8    // q8_0 codes
+	s [][]float32 // q8_0 scales (f16 values), one per engine.Q8Block codes
 }
 
 var _ engine.Cache = (*cache)(nil)
 
-func newCache(checks *engine.Checks, layers, kvHeads, headDim, window int) *cache {
-	return &cache{checks: checks, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
-		k: make([][][]float32, layers), v: make([][][]float32, layers)}
+func newCache(checks *engine.Checks, typ engine.KVType, layers, kvHeads, headDim, window int) *cache {
+	return &cache{checks: checks, typ: typ, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
+		k: make([]plane, layers), v: make([]plane, layers)}
 }
 
 func (c *cache) Len() int    { return c.n }
 func (c *cache) Window() int { return c.window }
 func (c *cache) kvDim() int  { return c.kvHeads * c.headDim }
 
+// blocks is how many blocks of positions are allocated.
+func (c *cache) blocks() int {
+	p := &c.k[0]
+	return max(len(p.f), len(p.h), len(p.q))
+}
+
 // capacity is how many positions the allocated blocks hold.
-func (c *cache) capacity() int { return len(c.k[0]) * c.block }
+func (c *cache) capacity() int { return c.blocks() * c.block }
 
 // Close drops the blocks, so that their memory is freed even while the
 // cache is still referenced.
@@ -61,96 +81,222 @@ func (c *cache) Truncate(n int) {
 	c.n = n
 }
 
-// span returns positions [p, p+m) of kv head h in a layer's keys or
-// values; they must lie in one block.
-func (c *cache) span(blocks [][]float32, h, p, m int) []float32 {
-	off := (h*c.block + p%c.block) * c.headDim
-	return blocks[p/c.block][off : off+m*c.headDim]
+// at is where positions [p, p+m) of kv head h lie in their block: the
+// block and the offset of the first element; they must lie in one block.
+func (c *cache) at(h, p int) (blk, off int) {
+	return p / c.block, (h*c.block + p%c.block) * c.headDim
 }
 
 // reserve makes room for n positions a block at a time, so the per-token
 // path allocates only once every block of tokens.
 func (c *cache) reserve(n int) {
+	size := c.block * c.kvDim()
 	for c.capacity() < n {
 		for l := range c.k {
-			c.k[l] = append(c.k[l], make([]float32, c.block*c.kvDim()))
-			c.v[l] = append(c.v[l], make([]float32, c.block*c.kvDim()))
+			for _, p := range []*plane{&c.k[l], &c.v[l]} {
+				switch c.typ {
+				case engine.KVF32:
+					p.f = append(p.f, make([]float32, size))
+				case engine.KVF16, engine.KVBF16:
+					p.h = append(p.h, make([]uint16, size))
+				default:
+					p.q = append(p.q, make([]int8, size))
+					p.s = append(p.s, make([]float32, size/engine.Q8Block))
+				}
+			}
 		}
 	}
 }
 
 // store writes the keys and values of n tokens, each (kv_heads, head_dim),
-// at positions [p, p+n) of a layer.
+// at positions [p, p+n) of a layer, rounding them to the cache's type.
 func (c *cache) store(layer, p, n int, k, v []float32) {
 	hd := c.headDim
 	for b := 0; b < n; b++ {
 		for h := 0; h < c.kvHeads; h++ {
 			src := b*c.kvDim() + h*hd
-			copy(c.span(c.k[layer], h, p+b, 1), k[src:src+hd])
-			copy(c.span(c.v[layer], h, p+b, 1), v[src:src+hd])
+			blk, off := c.at(h, p+b)
+			c.k[layer].put(c.typ, blk, off, k[src:src+hd])
+			c.v[layer].put(c.typ, blk, off, v[src:src+hd])
 		}
 	}
 }
 
-// each calls f with the spans of kv head h that hold positions [0, n), in
-// order.
-func (c *cache) each(blocks [][]float32, h, n int, f func(p int, s []float32)) {
-	for p := 0; p < n; p += c.block {
-		f(p, c.span(blocks, h, p, min(c.block, n-p)))
+// put writes x at element off of block blk in type typ.
+func (pl *plane) put(typ engine.KVType, blk, off int, x []float32) {
+	switch typ {
+	case engine.KVF32:
+		copy(pl.f[blk][off:], x)
+	case engine.KVF16:
+		dst := pl.h[blk][off : off+len(x)]
+		for i, v := range x {
+			dst[i] = half.F32ToF16(v)
+		}
+	case engine.KVBF16:
+		dst := pl.h[blk][off : off+len(x)]
+		for i, v := range x {
+			dst[i] = half.F32ToBF16(v)
+		}
+	default:
+		engine.QuantizeQ8(pl.q[blk][off:off+len(x)], pl.s[blk][off/engine.Q8Block:], x)
 	}
 }
 
-// Export copies the used positions out as (kv_heads, len, head_dim) f32.
+// dot sets out[i] to the product of x with the row of position i of a
+// span starting at element off of block blk (len(out) positions of
+// len(x) elements).
+func (pl *plane) dot(typ engine.KVType, out []float32, blk, off int, x []float32) {
+	n := len(out) * len(x)
+	switch typ {
+	case engine.KVF32:
+		kern.gemvF32(out, pl.f[blk][off:off+n], x)
+	case engine.KVF16:
+		kern.gemvF16(out, pl.h[blk][off:off+n], x)
+	case engine.KVBF16:
+		kern.gemvBF16(out, pl.h[blk][off:off+n], x)
+	default:
+		kern.gemvQ8_0(out, pl.q[blk][off:off+n], pl.s[blk][off/engine.Q8Block:(off+n)/engine.Q8Block], x)
+	}
+}
+
+// axpy adds to out the rows of a span starting at element off of block
+// blk, row i times a[i] (len(a) positions of len(out) elements).
+func (pl *plane) axpy(typ engine.KVType, out []float32, blk, off int, a []float32) {
+	n := len(out) * len(a)
+	switch typ {
+	case engine.KVF32:
+		kern.gemvT(out, pl.f[blk][off:off+n], a)
+	case engine.KVF16:
+		kern.gemvTF16(out, pl.h[blk][off:off+n], a)
+	case engine.KVBF16:
+		kern.gemvTBF16(out, pl.h[blk][off:off+n], a)
+	default:
+		kern.gemvTQ8_0(out, pl.q[blk][off:off+n], pl.s[blk][off/engine.Q8Block:(off+n)/engine.Q8Block], a)
+	}
+}
+
+// each calls f with the block, offset and length of each span of kv head
+// h that holds positions [0, n), in order.
+func (c *cache) each(h, n int, f func(p, blk, off, m int)) {
+	for p := 0; p < n; p += c.block {
+		blk, off := c.at(h, p)
+		f(p, blk, off, min(c.block, n-p))
+	}
+}
+
+// Export copies the used positions out in the cache's type: (kv_heads,
+// len, head_dim) elements, or for q8_0 mlx-lm's 8-bit groups of 32
+// (engine.KVQuant).
 func (c *cache) Export() (*engine.KVState, error) {
 	c.live()
-	s := &engine.KVState{Len: c.n, KVHeads: c.kvHeads, HeadDim: c.headDim, DType: safetensors.F32,
+	s := &engine.KVState{Len: c.n, KVHeads: c.kvHeads, HeadDim: c.headDim, DType: c.typ.DType(),
 		K: make([][]byte, len(c.k)), V: make([][]byte, len(c.v))}
+	if c.typ == engine.KVQ8 {
+		s.DType = safetensors.U32
+		s.Quant = &engine.KVQuant{Group: engine.Q8Block, Bits: 8, ScaleDType: safetensors.F16}
+	}
 	for l := range c.k {
-		s.K[l] = c.exportLayer(c.k[l])
-		s.V[l] = c.exportLayer(c.v[l])
+		for i, pl := range [2]*plane{&c.k[l], &c.v[l]} {
+			data, scales, biases := c.exportPlane(pl)
+			if i == 0 {
+				s.K[l] = data
+			} else {
+				s.V[l] = data
+			}
+			if q := s.Quant; q != nil && i == 0 {
+				q.KScales, q.KBiases = append(q.KScales, scales), append(q.KBiases, biases)
+			} else if q != nil {
+				q.VScales, q.VBiases = append(q.VScales, scales), append(q.VBiases, biases)
+			}
+		}
 	}
 	return s, nil
 }
 
-func (c *cache) exportLayer(blocks [][]float32) []byte {
-	out := make([]byte, 0, c.n*c.kvDim()*4)
+// exportPlane is a plane's used positions, and for q8_0 their scales and
+// biases.
+func (c *cache) exportPlane(pl *plane) (data, scales, biases []byte) {
+	size := c.typ.DType().Size()
+	if c.typ == engine.KVQ8 {
+		size = 1
+		scales = make([]byte, 0, c.n*c.kvDim()/engine.Q8Block*2)
+		biases = make([]byte, 0, cap(scales))
+	}
+	data = make([]byte, 0, c.n*c.kvDim()*size)
 	for h := 0; h < c.kvHeads; h++ {
-		c.each(blocks, h, c.n, func(_ int, s []float32) {
-			out = append(out, unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))...)
+		c.each(h, c.n, func(_, blk, off, m int) {
+			n := m * c.headDim
+			switch c.typ {
+			case engine.KVF32:
+				data = append(data, bytesOf(pl.f[blk][off:off+n])...)
+			case engine.KVF16, engine.KVBF16:
+				data = append(data, bytesOf(pl.h[blk][off:off+n])...)
+			default:
+				for _, q := range pl.q[blk][off : off+n] {
+					data = append(data, byte(int(q)+128))
+				}
+				for _, d := range pl.s[blk][off/engine.Q8Block : (off+n)/engine.Q8Block] {
+					scales = binary.LittleEndian.AppendUint16(scales, half.F32ToF16(d))
+					biases = binary.LittleEndian.AppendUint16(biases, half.F32ToF16(-128*d))
+				}
+			}
 		})
 	}
-	return out
+	return data, scales, biases
+}
+
+// bytesOf views a slice of numbers as its little-endian bytes.
+func bytesOf[T float32 | uint16](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
 // Import replaces the contents with s, checked against the model and the
-// window, converting from s's dtype. Both layouts are head-major, so an
-// f32 state is copied a head at a time.
+// window. A state of the cache's own type is copied a span at a time;
+// another is converted first (engine.KVState.Convert).
 func (c *cache) Import(s *engine.KVState) error {
 	c.live()
 	if err := c.checks.Import(c, s); err != nil {
 		return err
 	}
+	s = s.Convert(c.typ)
 	c.n = 0
 	c.reserve(s.Len)
 	for l := range c.k {
-		c.importLayer(c.k[l], s.K[l], s.Len, s.DType)
-		c.importLayer(c.v[l], s.V[l], s.Len, s.DType)
+		c.importPlane(&c.k[l], s.K[l], s, l, false)
+		c.importPlane(&c.v[l], s.V[l], s, l, true)
 	}
 	c.n = s.Len
 	return nil
 }
 
-func (c *cache) importLayer(blocks [][]float32, src []byte, n int, dtype safetensors.DType) {
+// importPlane copies the positions of src, a tensor of s (its layer l's
+// values or keys), into a plane.
+func (c *cache) importPlane(pl *plane, src []byte, s *engine.KVState, l int, values bool) {
+	n := s.Len
 	for h := 0; h < c.kvHeads; h++ {
-		c.each(blocks, h, n, func(p int, s []float32) {
-			i := h*n*c.headDim + p*c.headDim // the span's first element in src
-			switch dtype {
-			case safetensors.F32:
-				copy(s, asF32(src[4*i:4*(i+len(s))]))
-			case safetensors.BF16:
-				kern.widenBF16(s, asU16(src[2*i:2*(i+len(s))]))
+		c.each(h, n, func(p, blk, off, m int) {
+			i := (h*n + p) * c.headDim // the span's first element in src
+			e := m * c.headDim
+			switch c.typ {
+			case engine.KVF32:
+				copy(pl.f[blk][off:off+e], asF32(src[4*i:4*(i+e)]))
+			case engine.KVF16, engine.KVBF16:
+				copy(pl.h[blk][off:off+e], asU16(src[2*i:2*(i+e)]))
 			default:
-				kern.widenF16(s, asU16(src[2*i:2*(i+len(s))]))
+				for j, b := range src[i : i+e] {
+					pl.q[blk][off+j] = int8(int(b) - 128)
+				}
+				scales := s.Quant.KScales[l]
+				if values {
+					scales = s.Quant.VScales[l]
+				}
+				g := i / engine.Q8Block
+				for j := range e / engine.Q8Block {
+					pl.s[blk][off/engine.Q8Block+j] = half.F16ToF32(binary.LittleEndian.Uint16(scales[2*(g+j):]))
+				}
 			}
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -19,6 +18,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 func TestF16Conversions(t *testing.T) {
@@ -138,79 +138,114 @@ func mulAll(m matrix, x []float32, n int) []float32 {
 	return out
 }
 
-// TestKVExportImport checks what the conformance check cannot see: the
-// exported layout against the cache's own blocks, and that continuing
-// from an imported cache is bit-identical on this backend.
+// TestKVExportImport checks what the conformance check cannot see, in
+// every cache type: the exported layout against the cache's own blocks,
+// and that continuing from an imported cache is bit-identical on this
+// backend.
 func TestKVExportImport(t *testing.T) {
-	f := load(t, "tiny-hd32-f32", Options{})
-	vocab := f.m.Config.VocabSize
-	c := f.cache(t)
-	ids := f.g.Prompt.IDs
-	if err := f.b.Forward(c, ids, make([]float32, vocab)); err != nil {
-		t.Fatal(err)
+	for _, typ := range engine.KVTypes {
+		f := load(t, "tiny-hd32-f32", Options{KVType: typ})
+		vocab := f.m.Config.VocabSize
+		c := f.cache(t)
+		ids := f.g.Prompt.IDs
+		if err := f.b.Forward(c, ids, make([]float32, vocab)); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Export()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Type() != typ {
+			t.Fatalf("%s cache exports a %q state", typ, s.Type())
+		}
+		// The exported layout is (kv_heads, len, head_dim): head 1's first
+		// position follows head 0's last.
+		native := c.(*cache)
+		got := asF32(s.Convert(engine.KVF32).K[0])[len(ids)*32]
+		if want := native.keyAt(0, 1, 0); got != want {
+			t.Errorf("%s: head 1 position 0 = %g, want %g", typ, got, want)
+		}
+		restored := f.cache(t)
+		if err := restored.Import(s); err != nil {
+			t.Fatal(err)
+		}
+		a, b := make([]float32, vocab), make([]float32, vocab)
+		next := f.g.Greedy.Tokens[0]
+		f.b.Forward(c, []int32{next}, a)
+		f.b.Forward(restored, []int32{next}, b)
+		if d := maxDiff(a, b); d != 0 {
+			t.Errorf("%s: continuing from an imported cache differs by %g", typ, d)
+		}
 	}
-	s, err := c.Export()
-	if err != nil {
-		t.Fatal(err)
+}
+
+// keyAt is the key element 0 of kv head h at position p of a layer, as
+// float32.
+func (c *cache) keyAt(l, h, p int) float32 {
+	blk, off := c.at(h, p)
+	pl := &c.k[l]
+	switch c.typ {
+	case engine.KVF32:
+		return pl.f[blk][off]
+	case engine.KVF16:
+		return half.F16ToF32(pl.h[blk][off])
+	case engine.KVBF16:
+		return half.BF16ToF32(pl.h[blk][off])
 	}
-	// The exported layout is (kv_heads, len, head_dim): head 1's first
-	// position follows head 0's last.
-	native := c.(*cache)
-	got := math.Float32frombits(binary.LittleEndian.Uint32(s.K[0][4*len(ids)*32:]))
-	if want := native.span(native.k[0], 1, 0, 1)[0]; got != want {
-		t.Errorf("head 1 position 0 = %g, want %g", got, want)
-	}
-	restored := f.cache(t)
-	if err := restored.Import(s); err != nil {
-		t.Fatal(err)
-	}
-	a, b := make([]float32, vocab), make([]float32, vocab)
-	next := f.g.Greedy.Tokens[0]
-	f.b.Forward(c, []int32{next}, a)
-	f.b.Forward(restored, []int32{next}, b)
-	if d := maxDiff(a, b); d != 0 {
-		t.Errorf("continuing from an imported cache differs by %g", d)
-	}
+	return float32(pl.q[blk][off]) * pl.s[blk][off/engine.Q8Block]
 }
 
 // TestShiftKVFirstLayer: the first layer's keys and values depend only on
 // each token and its position, so after a context shift they must be
 // those of a fresh prefill of the kept tokens (deeper layers saw the
-// dropped ones, and differ).
+// dropped ones, and differ), in every cache type to within its rounding.
 func TestShiftKVFirstLayer(t *testing.T) {
-	f := load(t, "tiny-hd32-f32", Options{})
-	vocab := f.m.Config.VocabSize
-	ids := f.g.Prompt.IDs
-	const start, drop = 3, 5
-	full, fresh := f.cache(t), f.cache(t)
-	if err := f.b.Forward(full, ids, make([]float32, vocab)); err != nil {
-		t.Fatal(err)
-	}
-	kept := append(slices.Clone(ids[:start]), ids[start+drop:]...)
-	if err := f.b.Forward(fresh, kept, make([]float32, vocab)); err != nil {
-		t.Fatal(err)
-	}
-	s, err := full.Export()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err = f.m.Config.ShiftKV(s, start, drop, len(ids)-start-drop); err != nil {
-		t.Fatal(err)
-	}
-	if err := full.Import(s); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := full.Export()
-	want, _ := fresh.Export()
-	for i, pair := range [][2][]byte{{got.K[0], want.K[0]}, {got.V[0], want.V[0]}} {
-		a, b := asF32(pair[0]), asF32(pair[1])
-		if d := maxDiff(a, b); len(a) != len(b) || d > 1e-5 {
-			t.Errorf("layer 0 %s after the shift: %d values, %d fresh, differing by up to %g", [2]string{"keys", "values"}[i], len(a), len(b), d)
+	tol := map[engine.KVType]float64{engine.KVF32: 1e-5, engine.KVF16: 2e-3, engine.KVBF16: 2e-2, engine.KVQ8: 2e-2}
+	for _, typ := range engine.KVTypes {
+		f := load(t, "tiny-hd32-f32", Options{KVType: typ})
+		vocab := f.m.Config.VocabSize
+		ids := f.g.Prompt.IDs
+		const start, drop = 3, 5
+		full, fresh := f.cache(t), f.cache(t)
+		if err := f.b.Forward(full, ids, make([]float32, vocab)); err != nil {
+			t.Fatal(err)
+		}
+		kept := append(slices.Clone(ids[:start]), ids[start+drop:]...)
+		if err := f.b.Forward(fresh, kept, make([]float32, vocab)); err != nil {
+			t.Fatal(err)
+		}
+		s, err := full.Export()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err = f.m.Config.ShiftKV(s, start, drop, len(ids)-start-drop); err != nil {
+			t.Fatal(err)
+		}
+		if err := full.Import(s); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := full.Export()
+		want, _ := fresh.Export()
+		got, want = got.Convert(engine.KVF32), want.Convert(engine.KVF32)
+		for i, pair := range [][2][]byte{{got.K[0], want.K[0]}, {got.V[0], want.V[0]}} {
+			a, b := asF32(pair[0]), asF32(pair[1])
+			if d, m := maxDiff(a, b), maxAbs(b); len(a) != len(b) || float64(d) > tol[typ]*float64(m) {
+				t.Errorf("%s: layer 0 %s after the shift: %d values, %d fresh, differing by up to %g of %g", typ, [2]string{"keys", "values"}[i], len(a), len(b), d, m)
+			}
+		}
+		if d := maxDiff(asF32(got.K[1]), asF32(want.K[1])); d == 0 {
+			t.Errorf("%s: layer 1's keys equal a fresh prefill's, as if the dropped tokens were never seen: the test proves nothing", typ)
 		}
 	}
-	if d := maxDiff(asF32(got.K[1]), asF32(want.K[1])); d == 0 {
-		t.Error("layer 1's keys equal a fresh prefill's, as if the dropped tokens were never seen: the test proves nothing")
+}
+
+// maxAbs is the largest |x[i]|.
+func maxAbs(x []float32) float32 {
+	var m float32
+	for _, v := range x {
+		m = max(m, float32(math.Abs(float64(v))))
 	}
+	return m
 }
 
 func TestThreadsAreBounded(t *testing.T) {

@@ -88,13 +88,50 @@ func numerics(m *engine.Model) golden.Numerics {
 func TestConformance(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		golden.CheckBackendWithin(t, slices.Concat(golden.Models, golden.QwenModels, golden.GGUFModels), func(t *testing.T, m *engine.Model) engine.Backend {
-			b, err := New(m, Options{})
+			b, err := New(m, Options{KVType: engine.KVF32})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return b
 		}, numerics)
 	})
+}
+
+// kvNumerics widens numerics by what a smaller KV cache type rounds: its
+// keys and values carry 11 (f16), 8 (bf16) or about 7 (q8_0) significant
+// bits, and the tiny random models' attention is peaked enough to turn
+// that into logit errors of about half these (f16 0.016, bf16 and q8_0
+// 0.14 at most on the float models); the prefill's and a decode step's
+// keys differ in their last f32 bits, which rounding to the smaller type
+// can turn into a whole step of it. The trained model's KLD is
+// TestSmolLM2KVTypes'.
+var kvNumerics = map[engine.KVType]golden.Numerics{
+	engine.KVF16:  {Logit: 0.03, Incremental: 2e-3, Tie: 0.03},
+	engine.KVBF16: {Logit: 0.3, Incremental: 1e-2, Tie: 0.3},
+	engine.KVQ8:   {Logit: 0.3, Incremental: 0.05, Tie: 0.3},
+}
+
+// TestConformanceKVTypes runs the conformance check with each smaller KV
+// cache type on the kernel set in use, on the models whose head_dim the
+// type takes.
+func TestConformanceKVTypes(t *testing.T) {
+	for _, typ := range []engine.KVType{engine.KVF16, engine.KVBF16, engine.KVQ8} {
+		t.Run(string(typ), func(t *testing.T) {
+			golden.CheckBackendWithin(t, slices.Concat(golden.Models, golden.QwenModels, golden.GGUFModels), func(t *testing.T, m *engine.Model) engine.Backend {
+				if typ == engine.KVQ8 && m.Config.HeadDim%engine.Q8Block != 0 {
+					t.Skipf("q8_0 takes head_dim a multiple of %d, this model's is %d (New refuses it: TestKVTypeRefused)", engine.Q8Block, m.Config.HeadDim)
+				}
+				b, err := New(m, Options{KVType: typ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}, func(m *engine.Model) golden.Numerics {
+				n, k := numerics(m), kvNumerics[typ]
+				return golden.Numerics{Logit: n.Logit + k.Logit, Incremental: n.Incremental + k.Incremental, Tie: n.Tie + k.Tie}
+			})
+		})
+	}
 }
 
 func TestGoldenRope(t *testing.T) {

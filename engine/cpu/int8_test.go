@@ -3,7 +3,6 @@ package cpu
 import (
 	"bytes"
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // quantI8Go is what every quantI8 kernel computes: it sets xq to x in

@@ -19,7 +19,15 @@ type kernelSet struct {
 	gemvBF16 func(out []float32, w []uint16, x []float32)
 	gemvF16  func(out []float32, w []uint16, x []float32)
 	// gemvT adds aᵀ·w to out: out[d] += Σ_t a[t]·w[t·len(out)+d].
-	gemvT func(out, w, a []float32)
+	// gemvTF16 and gemvTBF16 do the same over 16-bit rows.
+	gemvT     func(out, w, a []float32)
+	gemvTF16  func(out []float32, w []uint16, a []float32)
+	gemvTBF16 func(out []float32, w []uint16, a []float32)
+	// gemvQ8_0 is gemvF32 and gemvTQ8_0 is gemvT over q8_0 rows: codes,
+	// and one scale per engine.Q8Block of them (the attention over a q8_0
+	// KV cache).
+	gemvQ8_0  func(out []float32, codes []int8, scales, x []float32)
+	gemvTQ8_0 func(out []float32, codes []int8, scales, a []float32)
 	// gemvQ4 and gemvQ8 set out[r] to MLX affine row r times x, as
 	// Σ_g (s·q+b)·x = Σ_g s·(q·x) + b·xsum[g], where xsum holds the sum of
 	// each group of x. gemvQ4 reads x in nibble order (see permuteQ4).
@@ -91,6 +99,10 @@ var goKernels = kernelSet{
 	gemvBF16:  gemvBF16Go,
 	gemvF16:   gemvF16Go,
 	gemvT:     gemvTGo,
+	gemvTF16:  gemvTF16Go,
+	gemvTBF16: gemvTBF16Go,
+	gemvQ8_0:  gemvQ8_0Go,
+	gemvTQ8_0: gemvTQ8_0Go,
 	gemvQ4:    gemvQ4Go,
 	gemvQ8:    gemvQ8Go,
 	swiglu:    swigluGo,

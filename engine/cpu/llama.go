@@ -134,7 +134,7 @@ func (j *attnJob) run(lo, hi, worker int) {
 	s := j.scr[worker]
 	qDim := j.heads * j.hd
 	scale := float32(1 / math.Sqrt(float64(j.hd)))
-	keys, vals := j.c.k[j.layer], j.c.v[j.layer]
+	keys, vals, typ := &j.c.k[j.layer], &j.c.v[j.layer], j.c.typ
 	items := j.heads / j.per // per token
 	for i := lo; i < hi; i++ {
 		b, h0 := i/items, i%items*j.per
@@ -145,25 +145,21 @@ func (j *attnJob) run(lo, hi, worker int) {
 			q[d] = v * scale
 		}
 		stride := len(s.scores) / j.per
-		for p := 0; p < n; p += j.c.block {
-			m := min(j.c.block, n-p)
-			span := j.c.span(keys, g, p, m)
+		j.c.each(g, n, func(p, blk, off, m int) {
 			for h := range j.per {
-				kern.gemvF32(s.scores[h*stride+p:h*stride+p+m], span, q[h*j.hd:(h+1)*j.hd])
+				keys.dot(typ, s.scores[h*stride+p:h*stride+p+m], blk, off, q[h*j.hd:(h+1)*j.hd])
 			}
-		}
+		})
 		out := j.out[b*qDim+h0*j.hd:][:j.per*j.hd]
 		clear(out)
 		for h := range j.per {
 			softmax(s.scores[h*stride : h*stride+n])
 		}
-		for p := 0; p < n; p += j.c.block {
-			m := min(j.c.block, n-p)
-			span := j.c.span(vals, g, p, m)
+		j.c.each(g, n, func(p, blk, off, m int) {
 			for h := range j.per {
-				kern.gemvT(out[h*j.hd:(h+1)*j.hd], span, s.scores[h*stride+p:h*stride+p+m])
+				vals.axpy(typ, out[h*j.hd:(h+1)*j.hd], blk, off, s.scores[h*stride+p:h*stride+p+m])
 			}
-		}
+		})
 	}
 }
 

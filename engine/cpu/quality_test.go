@@ -186,6 +186,12 @@ func qualityText(b *testing.B, textFile string, n int) (*engine.Model, []int32) 
 	if dir == "" {
 		b.Skip("set DRIFTWOOD_QUALITY_MODEL to a model folder or GGUF file")
 	}
+	return modelText(b, dir, textFile, n)
+}
+
+// modelText loads the model at dir and the first n tokens of textFile
+// (as qualityText) in its tokenizer.
+func modelText(b testing.TB, dir, textFile string, n int) (*engine.Model, []int32) {
 	if textFile == "" {
 		textFile = "testdata/quality-text.md.gz"
 	}

@@ -45,8 +45,12 @@ var avx2Kernels = kernelSet{
 			gemvTAVX2(&out[0], &w[0], &a[0], len(a), len(out))
 		}
 	},
-	gemvQ4: affineGemv{4, [3]affineAsm{gemvQ4SF32AVX2, gemvQ4SBF16AVX2, gemvQ4SF16AVX2}}.gemv,
-	gemvQ8: affineGemv{8, [3]affineAsm{gemvQ8SF32AVX2, gemvQ8SBF16AVX2, gemvQ8SF16AVX2}}.gemv,
+	gemvTF16:  asmGemvT(gemvTF16AVX2),
+	gemvTBF16: asmGemvT(gemvTBF16AVX2),
+	gemvQ8_0:  gemvQ8_0Go,
+	gemvTQ8_0: gemvTQ8_0Go,
+	gemvQ4:    affineGemv{4, [3]affineAsm{gemvQ4SF32AVX2, gemvQ4SBF16AVX2, gemvQ4SF16AVX2}}.gemv,
+	gemvQ8:    affineGemv{8, [3]affineAsm{gemvQ8SF32AVX2, gemvQ8SBF16AVX2, gemvQ8SF16AVX2}}.gemv,
 	swiglu: func(gate, up []float32) {
 		n := len(gate) &^ 7
 		if n > 0 {

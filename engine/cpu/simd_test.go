@@ -2,10 +2,12 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // withKernels runs f once per kernel set this CPU runs (the portable one
@@ -122,6 +124,20 @@ func TestKernelsAgree(t *testing.T) {
 					ks.gemvF16(o1, h, x)
 					ref.gemvF16(o2, h, x)
 					agree(t, fmt.Sprint("gemvF16 ", rows, "×", cols), o1, o2, cols)
+					for _, f16 := range []bool{false, true} {
+						h := randHalf(rng, rows*cols, f16)
+						copy(t2, t1)
+						gemvT, refGemvT := ks.gemvTBF16, ref.gemvTBF16
+						if f16 {
+							gemvT, refGemvT = ks.gemvTF16, ref.gemvTF16
+						}
+						gemvT(t1, h, a)
+						refGemvT(t2, h, a)
+						agree(t, fmt.Sprint("gemvT f16=", f16, " ", rows, "×", cols), t1, t2, rows)
+					}
+					if cols%engine.Q8Block == 0 {
+						testQ8Kernels(t, rng, ks, rows, cols)
+					}
 				}
 			}
 			testAffineKernels(t, rng, ks)
@@ -189,4 +205,25 @@ func testAffineKernels(t *testing.T, rng *rand.Rand, ks kernelSet) {
 			}
 		}
 	}
+}
+
+// testQ8Kernels checks the q8_0 attention kernels of ks against the f32
+// ones over the same values, dequantised.
+func testQ8Kernels(t *testing.T, rng *rand.Rand, ks kernelSet, rows, cols int) {
+	w := randF32(rng, rows*cols)
+	codes, scales := make([]int8, len(w)), make([]float32, len(w)/engine.Q8Block)
+	engine.QuantizeQ8(codes, scales, w)
+	for i, c := range codes {
+		w[i] = float32(c) * scales[i/engine.Q8Block]
+	}
+	x, a := randF32(rng, cols), randF32(rng, rows)
+	o1, o2 := make([]float32, rows), make([]float32, rows)
+	ks.gemvQ8_0(o1, codes, scales, x)
+	goKernels.gemvF32(o2, w, x)
+	agree(t, fmt.Sprint("gemvQ8_0 ", rows, "×", cols), o1, o2, cols)
+	t1 := randF32(rng, cols)
+	t2 := append([]float32(nil), t1...)
+	ks.gemvTQ8_0(t1, codes, scales, a)
+	goKernels.gemvT(t2, w, a)
+	agree(t, fmt.Sprint("gemvTQ8_0 ", rows, "×", cols), t1, t2, rows)
 }

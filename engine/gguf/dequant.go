@@ -3,8 +3,9 @@ package gguf
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
+
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // Dequantize decodes len(dst) weights of type t from src into dst. It is

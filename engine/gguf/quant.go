@@ -3,8 +3,9 @@ package gguf
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
+
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // Quantize appends the encoding of src as type t to dst and returns the

@@ -7,12 +7,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	f16 "github.com/driftwoodlabs/driftwood/internal/half"
 	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
+
+	f16 "github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // vector is one entry of testdata/vectors.json.gz, which

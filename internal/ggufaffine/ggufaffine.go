@@ -26,11 +26,11 @@ package ggufaffine
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/driftwoodlabs/driftwood/internal/half"
 	"runtime"
 	"sync"
 
 	"github.com/driftwoodlabs/driftwood/engine/gguf"
+	"github.com/driftwoodlabs/driftwood/internal/half"
 )
 
 // Group is the quantisation group: 32 weights.
