@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"slices"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
@@ -63,10 +61,12 @@ type Snapshot struct {
 func (s *Snapshot) Close() error { return s.file.Close() }
 
 // Open reads and validates the snapshot at path: the safetensors header,
-// the format and version, every tensor's name, dtype and shape against the
-// header, and the data checksum. Nothing of the live conversation is
-// touched; check the snapshot against the model with CheckModel before
-// importing its KV state.
+// the format and version, every tensor's name, dtype and shape and the
+// metadata's layout against the header, the data checksum, and the
+// numbers mlx-lm keeps (offsets, group size, bits). A prompt cache that
+// mlx-lm saved is refused with a *ForeignError. Nothing of the live
+// conversation is touched; check the snapshot against the model with
+// CheckModel before importing its KV state.
 func Open(path string) (*Snapshot, error) {
 	if err := limitedfile.Regular(path); err != nil {
 		return nil, fmt.Errorf("session %w", err)
@@ -76,6 +76,12 @@ func Open(path string) (*Snapshot, error) {
 		return nil, fmt.Errorf("session %w", err)
 	}
 	s, err := validate(f)
+	if fe := (*ForeignError)(nil); errors.As(err, &fe) {
+		// Say what is wrong with a damaged one rather than what it is.
+		if _, perr := readPromptCache(f); perr != nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("session %s: %w", path, err)
@@ -94,41 +100,72 @@ func ReadMeta(path string) (Meta, error) {
 		return Meta{}, fmt.Errorf("session %w", err)
 	}
 	defer f.Close()
-	meta, err := decodeMeta(f)
+	meta, _, err := decodeMeta(f)
 	if err != nil {
 		return Meta{}, fmt.Errorf("session %s: %w", path, err)
 	}
 	return meta, nil
 }
 
-func decodeMeta(f *safetensors.File) (Meta, error) {
+// ForeignError is Open's and ReadMeta's error for a prompt cache that
+// mlx-lm saved (mlx_lm.cache_prompt, save_prompt_cache): it holds a
+// model's state but neither the token ids that state stands for nor a
+// transcript, so Driftwood cannot continue it: the next prompt would not
+// know what precedes it. OpenPromptCache reads its state.
+type ForeignError struct {
+	// Model is mlx-lm's "model" metadata, what the cache was made with
+	// ("" when absent).
+	Model string
+}
+
+func (e *ForeignError) Error() string {
+	model := "an unnamed model"
+	if e.Model != "" {
+		model = e.Model
+	}
+	return "a prompt cache mlx-lm saved for " + model + ", not a Driftwood session: mlx-lm keeps no token ids or transcript with the model's state, " +
+		"which Driftwood needs to continue a conversation (mlx_lm.generate --prompt-cache-file continues it; in Driftwood, start a new session)"
+}
+
+// decodeMeta reads the header of a snapshot file and its metadata's
+// layout.
+func decodeMeta(f *safetensors.File) (Meta, *cacheMeta, error) {
 	var meta Meta
-	raw, ok := f.Metadata[metaKey]
+	cm, err := parseCacheMeta(f.Metadata)
+	if err != nil {
+		return meta, nil, fmt.Errorf("not a Driftwood session (%v)", err)
+	}
+	raw, ok := cm.metadata[headerKey]
 	if !ok {
-		return meta, errors.New("not a Driftwood session (no " + metaKey + " metadata)")
+		if len(cm.classes) > 0 {
+			return meta, nil, &ForeignError{Model: cm.metadata["model"]}
+		}
+		return meta, nil, errors.New("not a Driftwood session (no driftwood metadata)")
 	}
 	if err := json.Unmarshal([]byte(raw), &meta); err != nil {
-		return meta, fmt.Errorf("header is not valid JSON: %v", err)
+		return meta, nil, fmt.Errorf("header is not valid JSON: %v", err)
 	}
 	switch {
 	case meta.Format != Format:
-		return meta, fmt.Errorf("format %q is not %q", meta.Format, Format)
+		return meta, nil, fmt.Errorf("format %q is not %q", meta.Format, Format)
 	case meta.Version > Version:
-		return meta, fmt.Errorf("format version %d is newer than this Driftwood's %d: upgrade Driftwood to open it", meta.Version, Version)
+		return meta, nil, fmt.Errorf("format version %d is newer than this Driftwood's %d: upgrade Driftwood to open it", meta.Version, Version)
 	case meta.Version < 1:
-		return meta, fmt.Errorf("format version %d is invalid", meta.Version)
+		return meta, nil, fmt.Errorf("format version %d is invalid", meta.Version)
+	case meta.Version == 1 && cm.layout != layoutMetaState, meta.Version >= 2 && cm.layout != layoutScalars:
+		return meta, nil, fmt.Errorf("format version %d in the other mlx-lm layout", meta.Version)
 	}
-	return meta, nil
+	return meta, cm, nil
 }
 
 func validate(f *safetensors.File) (*Snapshot, error) {
-	meta, err := decodeMeta(f)
+	meta, cm, err := decodeMeta(f)
 	if err != nil {
 		return nil, err
 	}
 	kv := meta.KV
-	if kv.Layers < 0 || kv.Len != len(meta.Tokens) || kv.DType.Size() == 0 {
-		return nil, fmt.Errorf("header describes %d layers of %d positions (%d tokens) in %q", kv.Layers, kv.Len, len(meta.Tokens), kv.DType)
+	if kv.Layers < 0 || kv.Len != len(meta.Tokens) {
+		return nil, fmt.Errorf("header describes %d layers of %d positions (%d tokens)", kv.Layers, kv.Len, len(meta.Tokens))
 	}
 	sys := 0
 	if len(meta.Messages) > 0 && meta.Messages[0].Role == "system" {
@@ -137,30 +174,92 @@ func validate(f *safetensors.File) (*Snapshot, error) {
 	if meta.OutOfView < 0 || meta.OutOfView > len(meta.Messages)-sys {
 		return nil, fmt.Errorf("header says %d messages are out of the model's view, but there are %d", meta.OutOfView, len(meta.Messages))
 	}
-	if want := 2 * kv.Layers; len(f.Tensors) != want {
-		return nil, fmt.Errorf("%d tensors, want %d (keys and values of %d layers)", len(f.Tensors), want, kv.Layers)
-	}
-	state := &engine.KVState{Len: kv.Len, KVHeads: kv.KVHeads, HeadDim: kv.HeadDim, DType: kv.DType,
-		K: make([][]byte, kv.Layers), V: make([][]byte, kv.Layers)}
-	shape := []int{1, kv.KVHeads, kv.Len, kv.HeadDim}
-	var crc uint32
-	for l := 0; l < kv.Layers; l++ {
-		for _, name := range []string{keyName(l), valueName(l)} {
-			t, ok := f.Tensors[name]
-			switch {
-			case !ok:
-				return nil, fmt.Errorf("missing tensor %s", name)
-			case t.DType != kv.DType || !slices.Equal(t.Shape, shape):
-				return nil, fmt.Errorf("tensor %s is %s %v, the header says %s %v", name, t.DType, t.Shape, kv.DType, shape)
-			}
-			crc = crc32.Update(crc, castagnoli, t.Data)
+	s := &cacheShape{layout: cm.layout, class: classKV, layers: kv.Layers, heads: kv.KVHeads, headDim: kv.HeadDim,
+		capacity: kv.Len, len: kv.Len, dtype: kv.DType}
+	if q := kv.Quant; q != nil {
+		if kv.DType != safetensors.U32 {
+			return nil, fmt.Errorf("header describes quantised keys and values in %q, want U32", kv.DType)
 		}
-		state.K[l], state.V[l] = f.Tensors[keyName(l)].Data, f.Tensors[valueName(l)].Data
+		s.class, s.dtype, s.group, s.bits = classQuant, q.ScaleDType, q.GroupSize, q.Bits
+	}
+	if err := s.checkNumbers(); err != nil {
+		return nil, fmt.Errorf("header describes %w", err)
+	}
+	ts, err := checkTensors(f, cm, s, "the header says")
+	if err != nil {
+		return nil, err
+	}
+	var crc uint32
+	for _, t := range ts {
+		crc = crc32Update(crc, t.Data)
 	}
 	if crc != kv.CRC32C {
 		return nil, fmt.Errorf("tensor data is corrupt (checksum %08x, header says %08x)", crc, kv.CRC32C)
 	}
-	return &Snapshot{Meta: meta, KV: state, file: f}, nil
+	if err := checkNumbers(f, cm, s, "the header says"); err != nil {
+		return nil, err
+	}
+	return &Snapshot{Meta: meta, KV: kvState(s, ts), file: f}, nil
+}
+
+// PromptCache is a file in mlx-lm's prompt-cache layout, one that mlx-lm
+// saved or a Driftwood session, read and validated as mlx-lm's: the
+// model's state, without the tokens it stands for. Its KV tensors are
+// views into the mapped file (copies where mlx-lm's buffer holds more
+// positions than it used), valid until Close.
+type PromptCache struct {
+	Path string
+	// Metadata is the file's metadata dict: mlx-lm's "model" and
+	// "tokenizer_config"; a session's header under "driftwood" (not read
+	// here: Open reads and checks it).
+	Metadata map[string]string
+	// Class is every layer's cache class, "KVCache" or "QuantizedKVCache".
+	Class string
+	KV    *engine.KVState
+	file  *safetensors.File
+}
+
+// Close unmaps the file.
+func (p *PromptCache) Close() error { return p.file.Close() }
+
+// OpenPromptCache reads and validates the prompt cache at path: its
+// layout (either of mlx-lm's), class, every tensor's name, dtype and
+// shape, and its numbers. There is no checksum to check in mlx-lm's
+// files.
+func OpenPromptCache(path string) (*PromptCache, error) {
+	if err := limitedfile.Regular(path); err != nil {
+		return nil, fmt.Errorf("prompt cache %w", err)
+	}
+	f, err := safetensors.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("prompt cache %w", err)
+	}
+	p, err := readPromptCache(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("prompt cache %s: %w", path, err)
+	}
+	p.Path = path
+	return p, nil
+}
+
+func readPromptCache(f *safetensors.File) (*PromptCache, error) {
+	cm, err := parseCacheMeta(f.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("not an mlx-lm prompt cache (%v)", err)
+	}
+	s, err := readShape(f, cm)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := checkTensors(f, cm, s, "layer 0 has")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNumbers(f, cm, s, "layer 0 has"); err != nil {
+		return nil, err
+	}
+	return &PromptCache{Metadata: cm.metadata, Class: s.class, KV: kvState(s, ts), file: f}, nil
 }
 
 // CheckModel says whether the snapshot's KV state belongs to model m with

@@ -80,35 +80,6 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestMLXLayout checks the tensor names, shapes and metadata keys that
-// mlx-lm's load_prompt_cache reads.
-func TestMLXLayout(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.safetensors")
-	meta, kv := sample(4, 0)
-	if err := Save(path, meta, kv); err != nil {
-		t.Fatal(err)
-	}
-	f, err := safetensors.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if got := f.Names(); !slices.Equal(got, []string{"0.0", "0.1", "1.0", "1.1", "2.0", "2.1"}) {
-		t.Errorf("tensors %v", got)
-	}
-	if s := f.Tensors["1.0"].Shape; !slices.Equal(s, []int{1, 2, 4, 16}) {
-		t.Errorf("shape %v, want (1, kv_heads, len, head_dim)", s)
-	}
-	for _, k := range []string{"0.0", "0.2", "2.0", "2.2", metaKey} {
-		if _, ok := f.Metadata[k]; !ok {
-			t.Errorf("metadata key %s missing", k)
-		}
-	}
-	if f.Metadata["2.1"] != "KVCache" || f.Metadata["0.1"] != "" {
-		t.Errorf("cache classes/info = %q/%q", f.Metadata["2.1"], f.Metadata["0.1"])
-	}
-}
-
 func TestCorruptFilesAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.safetensors")
@@ -143,7 +114,7 @@ func TestCorruptFilesAreRefused(t *testing.T) {
 	try("a flipped byte in the data", flip(len(good)-10), "corrupt")
 	try("a flipped byte in the header", flip(8+hlen/2), "")
 	newer := slices.Clone(good)
-	copy(newer[8:8+hlen], strings.Replace(string(newer[8:8+hlen]), `\"version\":1`, `\"version\":9`, 1))
+	copy(newer[8:8+hlen], strings.Replace(string(newer[8:8+hlen]), `\"version\":2`, `\"version\":9`, 1))
 	try("a newer format version", newer, "newer than this Driftwood's")
 	for _, n := range []int{-1, 3} {
 		meta.OutOfView = n // of two messages
@@ -304,12 +275,30 @@ func TestStoreNames(t *testing.T) {
 }
 
 func FuzzOpen(f *testing.F) {
-	path := filepath.Join(f.TempDir(), "seed.safetensors")
-	meta, kv := sample(2, 0)
-	Save(path, meta, kv)
-	seed, _ := os.ReadFile(path)
-	f.Add(seed)
 	dir := f.TempDir()
+	meta, kv := sample(2, 0)
+	seeds := []string{"testdata/v1.safetensors"}
+	for i, kv := range []*engine.KVState{kv, floats(2, 32).Convert(engine.KVF16), floats(2, 32).Convert(engine.KVQ8)} {
+		path := filepath.Join(dir, "seed"+strconv.Itoa(i)+".safetensors")
+		Save(path, meta, kv)
+		seeds = append(seeds, path)
+	}
+	fixtures, _ := filepath.Glob("testdata/mlxlm-*.safetensors")
+	for _, path := range append(seeds, fixtures...) {
+		seed, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(seed)
+	}
+	// What was read holds together: as many tokens as positions, and
+	// every tensor the size the state's shape says.
+	consistent := func(t *testing.T, kv *engine.KVState) {
+		cfg := &engine.Config{NumHiddenLayers: len(kv.K), NumKeyValueHeads: kv.KVHeads, HeadDim: kv.HeadDim}
+		if err := cfg.ValidateKV(kv, kv.Len); err != nil {
+			t.Fatalf("accepted an inconsistent state: %v", err)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(dir, "f.safetensors")
 		os.WriteFile(p, data, 0o644)
@@ -317,7 +306,12 @@ func FuzzOpen(f *testing.F) {
 			if len(s.Meta.Tokens) != s.KV.Len || len(s.KV.K) != s.Meta.KV.Layers {
 				t.Fatalf("accepted an inconsistent snapshot: %+v", s.Meta.KV)
 			}
+			consistent(t, s.KV)
 			s.Close()
+		}
+		if pc, err := OpenPromptCache(p); err == nil {
+			consistent(t, pc.KV)
+			pc.Close()
 		}
 	})
 }

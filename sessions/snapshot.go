@@ -5,18 +5,21 @@
 // resuming a conversation restores the model's state without re-reading
 // the conversation.
 //
-// The tensors are named and shaped as mlx-lm's save_prompt_cache writes
-// them ("{layer}.0" keys, "{layer}.1" values, (1, kv_heads, len,
-// head_dim)), with its metadata keys, so mlx-lm's load_prompt_cache can
-// read a Driftwood snapshot; Driftwood's own header sits under
-// "1.driftwood".
+// A snapshot is a prompt-cache file of mlx-lm's (mlxlm.go describes the
+// layouts), so that mlx_lm.generate --prompt-cache-file continues a
+// Driftwood conversation: per layer a KVCache ("{layer}.0" keys,
+// "{layer}.1" values, (1, kv_heads, len, head_dim), in F32, F16 or BF16)
+// or, for a quantised cache, a QuantizedKVCache; mlx-lm's metadata
+// ("model", "tokenizer_config"); and Driftwood's header as the metadata
+// entry "driftwood". A prompt cache that mlx-lm saved holds no tokens or
+// transcript: Open refuses it (ForeignError), OpenPromptCache reads its
+// model state.
 package sessions
 
 import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"strconv"
 	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
@@ -24,15 +27,13 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 )
 
-// Format and Version identify snapshot files.
+// Format and Version identify snapshot files. Version 1 was written in
+// mlx-lm's older layout (layoutMetaState), version 2 in its newer
+// (layoutScalars); both are read.
 const (
 	Format  = "driftwood-session"
-	Version = 1
+	Version = 2
 )
-
-// metaKey is the safetensors metadata key holding the JSON header: item 1
-// of mlx-lm's [cache_info, metadata, cache_classes], key "driftwood".
-const metaKey = "1.driftwood"
 
 // Meta is a snapshot's header.
 type Meta struct {
@@ -135,15 +136,30 @@ type ReplyControl struct {
 
 // KVInfo describes the snapshot's tensors.
 type KVInfo struct {
-	Layers  int               `json:"layers"`
-	Len     int               `json:"len"`
-	KVHeads int               `json:"kv_heads"`
-	HeadDim int               `json:"head_dim"`
-	DType   safetensors.DType `json:"dtype"`
-	// CRC32C is the Castagnoli CRC of every tensor's bytes in layer order,
-	// keys before values: hardware-accelerated, so checking a 4,096-token
-	// snapshot costs milliseconds, not a hash's hundreds.
+	Layers  int `json:"layers"`
+	Len     int `json:"len"`
+	KVHeads int `json:"kv_heads"`
+	HeadDim int `json:"head_dim"`
+	// DType is the keys' and values': F32, F16 or BF16, or U32 (the
+	// packed codes) when Quant is set.
+	DType safetensors.DType `json:"dtype"`
+	// Quant, when set, says the keys and values are quantised as mlx-lm's
+	// QuantizedKVCache (engine.KVQuant).
+	Quant *QuantInfo `json:"quant,omitempty"`
+	// CRC32C is the Castagnoli CRC of every tensor's bytes, layer by
+	// layer in the order of mlx-lm's cache state (keys before values; a
+	// quantised cache's codes, scales, biases; then the numbers):
+	// hardware-accelerated, so checking a 4,096-token snapshot costs
+	// milliseconds, not a hash's hundreds.
 	CRC32C uint32 `json:"crc32c"`
+}
+
+// QuantInfo is a quantised snapshot's parameters: codes of Bits bits,
+// one scale and bias in ScaleDType per GroupSize values.
+type QuantInfo struct {
+	GroupSize  int               `json:"group_size"`
+	Bits       int               `json:"bits"`
+	ScaleDType safetensors.DType `json:"scale_dtype"`
 }
 
 // Turns counts the user messages.
@@ -159,33 +175,19 @@ func (m *Meta) Turns() int {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func keyName(layer int) string   { return strconv.Itoa(layer) + ".0" }
-func valueName(layer int) string { return strconv.Itoa(layer) + ".1" }
+func crc32Update(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
 
-// tensors lays kv out as mlx-lm does and computes its checksum.
-func tensors(kv *engine.KVState) ([]safetensors.Tensor, uint32) {
-	shape := []int{1, kv.KVHeads, kv.Len, kv.HeadDim}
-	var out []safetensors.Tensor
-	var crc uint32
-	for l := range kv.K {
-		out = append(out,
-			safetensors.Tensor{Name: keyName(l), DType: kv.DType, Shape: shape, Data: kv.K[l]},
-			safetensors.Tensor{Name: valueName(l), DType: kv.DType, Shape: shape, Data: kv.V[l]})
-		crc = crc32.Update(crc, castagnoli, kv.K[l])
-		crc = crc32.Update(crc, castagnoli, kv.V[l])
+// mlxModel is what mlx-lm's load opens the model by: the repo id of a
+// Hugging Face repo of safetensors (what mlx-lm users name it by),
+// else the model's path; "" when the snapshot does not know it.
+func mlxModel(src *ModelSource) string {
+	switch {
+	case src == nil:
+		return ""
+	case src.Repo != "" && src.File == "":
+		return src.Repo
 	}
-	return out, crc
-}
-
-// mlxMetadata is the metadata mlx-lm's load_prompt_cache expects around
-// Driftwood's header: per layer an empty meta state and the class name.
-func mlxMetadata(layers int, header []byte) map[string]string {
-	md := map[string]string{metaKey: string(header)}
-	for l := 0; l < layers; l++ {
-		md["0."+strconv.Itoa(l)] = ""
-		md["2."+strconv.Itoa(l)] = "KVCache"
-	}
-	return md
+	return src.Path
 }
 
 // encodeMeta fills the KV description and checksum into meta and returns
@@ -197,12 +199,21 @@ func encodeMeta(meta Meta, kv *engine.KVState) ([]safetensors.Tensor, map[string
 	if len(meta.Tokens) != kv.Len {
 		return nil, nil, fmt.Errorf("%d tokens for %d cached positions", len(meta.Tokens), kv.Len)
 	}
-	ts, crc := tensors(kv)
+	s, ts, crc, err := encodeCache(kv)
+	if err != nil {
+		return nil, nil, err
+	}
 	meta.Format, meta.Version = Format, Version
 	meta.KV = KVInfo{Layers: len(kv.K), Len: kv.Len, KVHeads: kv.KVHeads, HeadDim: kv.HeadDim, DType: kv.DType, CRC32C: crc}
+	if q := kv.Quant; q != nil {
+		meta.KV.Quant = &QuantInfo{GroupSize: q.Group, Bits: q.Bits, ScaleDType: q.ScaleDType}
+	}
 	header, err := json.Marshal(meta)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ts, mlxMetadata(len(kv.K), header), nil
+	// mlx_lm.generate reads "model" and "tokenizer_config" (keyword
+	// arguments for the tokenizer: none).
+	md := cacheMetadata(s, map[string]string{headerKey: string(header), "model": mlxModel(meta.ModelSource), "tokenizer_config": "{}"})
+	return ts, md, nil
 }
