@@ -24,6 +24,8 @@ type Options struct {
 	Threads int
 	// MLXLibrary is the MLX backend's mlxbridge.Options.Library.
 	MLXLibrary string
+	// KVType is the KV cache type of either backend ("" the default).
+	KVType engine.KVType
 }
 
 // Backend is one entry of the registry.
@@ -38,10 +40,10 @@ type Backend struct {
 func List() []Backend {
 	return []Backend{
 		{"cpu", func(m *engine.Model, opt Options) (engine.Backend, error) {
-			return nilIfFailed(cpu.New(m, cpu.Options{Threads: opt.Threads}))
+			return nilIfFailed(cpu.New(m, cpu.Options{Threads: opt.Threads, KVType: opt.KVType}))
 		}},
 		{"mlx", func(m *engine.Model, opt Options) (engine.Backend, error) {
-			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, Reference: FloatCPU}))
+			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, KVType: opt.KVType, Reference: FloatCPU}))
 		}},
 	}
 }

@@ -43,6 +43,9 @@ type Config struct {
 	MLXLibrary string `toml:"mlx_library"`
 	// Context is the context window in tokens (capped by the model's).
 	Context int `toml:"context"`
+	// KVType is the KV cache's element type: f16 (the default), bf16,
+	// q8_0 or f32 (engine.KVType).
+	KVType string `toml:"kv_type"`
 	// MaxTokens bounds a reply; 0 means until the model stops.
 	MaxTokens int `toml:"max_tokens"`
 	// System is the default system prompt.
@@ -115,6 +118,9 @@ func Parse(data []byte, c *Config) error {
 	}
 	if err := CheckContext(c.Context); err != nil {
 		return fmt.Errorf(" context %d: %w", c.Context, err)
+	}
+	if _, err := engine.ParseKVType(c.KVType); err != nil {
+		return fmt.Errorf(" kv_type: %w", err)
 	}
 	if c.MaxTokens < 0 {
 		return fmt.Errorf(" max_tokens %d: must be 0 (no limit) or more", c.MaxTokens)

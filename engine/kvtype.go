@@ -21,6 +21,15 @@ const (
 	KVQ8   KVType = "q8_0"
 )
 
+// KVTypeOf is the cache type of b's caches, when b says (both backends
+// do); "" otherwise.
+func KVTypeOf(b Backend) KVType {
+	if t, ok := b.(interface{ KVType() KVType }); ok {
+		return t.KVType()
+	}
+	return ""
+}
+
 // DefaultKVType is the cache type when none is asked for.
 const DefaultKVType = KVF16
 
@@ -45,14 +54,18 @@ func ParseKVType(s string) (KVType, error) {
 }
 
 // BytesPerToken is the cache memory one position takes for a model of
-// layers layers and kvDim = kv_heads·head_dim.
+// layers layers and kvDim = kv_heads·head_dim (0 for an unknown type).
 func (t KVType) BytesPerToken(layers, kvDim int) int {
-	per := 4 * kvDim // f32
+	per := 0
 	switch t {
+	case KVF32:
+		per = 4 * kvDim
 	case KVF16, KVBF16:
 		per = 2 * kvDim
 	case KVQ8:
-		per = kvDim + kvDim/32*2 // an f16 scale per block of 32, as llama.cpp stores it
+		// 4 bytes per block of 32 beside the codes: the CPU backend's
+		// float32 scale, MLX's f16 scale and bias (llama.cpp keeps 2).
+		per = kvDim + kvDim/Q8Block*4
 	}
 	return 2 * layers * per
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -64,6 +65,7 @@ func (p *chatPage) showText() string {
 		"model       " + p.model.Describe(),
 		"backend     " + p.model.Backend.Name(),
 		"context     " + thousands(p.used) + " of " + thousands(p.conv.Window()) + " tokens",
+		"kv cache    " + p.kvCacheText(),
 		fmt.Sprintf("sampling    temp %g · top_p %g · top_k %d · min_p %g · %s", s.Temperature, s.TopP, s.TopK, s.MinP, seed),
 		"max_tokens  " + maxTokens,
 		"thinking    " + p.thinkingState(),
@@ -135,4 +137,15 @@ func (p *chatPage) thinkingState() string {
 		return "on (the model's default)"
 	}
 	return "off (the model's default)"
+}
+
+// kvCacheText names the KV cache's type and the memory it takes.
+func (p *chatPage) kvCacheText() string {
+	t := engine.KVTypeOf(p.model.Backend)
+	if t == "" {
+		return "the backend's own"
+	}
+	c := p.model.Weights.Config
+	per := t.BytesPerToken(c.NumHiddenLayers, c.NumKeyValueHeads*c.HeadDim)
+	return fmt.Sprintf("%s · %.4g KiB per token · %.1f MiB held", t, float64(per)/1024, float64(per*p.used)/(1<<20))
 }

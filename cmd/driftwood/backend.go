@@ -26,13 +26,12 @@ func validBackend(name string) error {
 
 // selectBackend returns how to prepare a model for --backend name: a
 // backend of the registry by its name (for mlx, libmlxc is found as
-// `driftwood doctor` shows, mlxLib being the configured path; a missing
+// `driftwood doctor` shows, opt.MLXLibrary being the configured path; a missing
 // library is an error), or "auto": MLX when the library loads and has a
 // GPU, else the CPU backend after a one-line note on errOut saying why.
 // (MLX's CPU device runs 4-bit models several times slower than the CPU
 // backend, so auto does not pick it.)
-func selectBackend(name string, threads int, mlxLib string, errOut io.Writer) func(*engine.Model) (engine.Backend, error) {
-	opt := backends.Options{Threads: threads, MLXLibrary: mlxLib}
+func selectBackend(name string, opt backends.Options, errOut io.Writer) func(*engine.Model) (engine.Backend, error) {
 	open := func(name string) func(*engine.Model) (engine.Backend, error) {
 		b, _ := backends.Lookup(name)
 		return func(m *engine.Model) (engine.Backend, error) { return b.Open(m, opt) }
@@ -49,7 +48,7 @@ func selectBackend(name string, threads int, mlxLib string, errOut io.Writer) fu
 	onCPU, onMLX := open("cpu"), open("mlx")
 	said := ""
 	return func(m *engine.Model) (engine.Backend, error) {
-		lib, err := mlxbridge.Load(mlxLib)
+		lib, err := mlxbridge.Load(opt.MLXLibrary)
 		if err == nil && !lib.GPU {
 			err = fmt.Errorf("the MLX at %s has no GPU (--backend mlx runs it on the CPU, slower)", lib.Path)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftwoodlabs/driftwood/backends"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 	"github.com/driftwoodlabs/driftwood/mlxbridge"
@@ -42,7 +43,7 @@ func TestSelectBackendWithoutLibrary(t *testing.T) {
 		{"an unknown name is an error", "gpu", `--backend "gpu"`, false},
 	} {
 		var errOut bytes.Buffer
-		b, err := selectBackend(tc.name, 1, "", &errOut)(m)
+		b, err := selectBackend(tc.name, backends.Options{Threads: 1}, &errOut)(m)
 		switch {
 		case err != nil:
 			if !strings.Contains(err.Error(), tc.want) {
@@ -78,7 +79,7 @@ func TestSelectBackendWithLibrary(t *testing.T) {
 			tc.want, tc.note = "cpu", "has no GPU"
 		}
 		var errOut bytes.Buffer
-		b, err := selectBackend(tc.name, 1, "", &errOut)(m)
+		b, err := selectBackend(tc.name, backends.Options{Threads: 1}, &errOut)(m)
 		if err != nil || b.Name() != tc.want || (tc.note == "") != (errOut.Len() == 0) || !strings.Contains(errOut.String(), tc.note) {
 			t.Errorf("--backend %s: %v, note %q; want %s with a note saying %q", tc.name, err, errOut.String(), tc.want, tc.note)
 		}
@@ -124,7 +125,7 @@ func TestChatGetsTheNote(t *testing.T) {
 	defer func(os string) { hostOS = os }(hostOS)
 	hostOS = "darwin"
 	notes := &noteBox{}
-	pick := selectBackend("auto", 1, "", notes)
+	pick := selectBackend("auto", backends.Options{Threads: 1}, notes)
 	for range 2 {
 		b, err := pick(m)
 		if err != nil {

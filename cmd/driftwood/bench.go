@@ -20,17 +20,21 @@ import (
 
 // benchResult is what `driftwood bench` measures.
 type benchResult struct {
-	Model        string  `json:"model"`
-	Backend      string  `json:"backend"`
-	Kernels      string  `json:"kernels,omitempty"`
-	Threads      int     `json:"threads"`
-	LoadSeconds  float64 `json:"load_s"`
-	PromptTokens int     `json:"prompt_tokens"`
-	GenTokens    int     `json:"gen_tokens"`
-	Runs         int     `json:"runs"`
-	PrefillTPS   float64 `json:"prefill_tok_per_s"`
-	DecodeTPS    float64 `json:"decode_tok_per_s"`
-	PeakRSSMiB   float64 `json:"peak_rss_mib,omitempty"`
+	Model   string `json:"model"`
+	Backend string `json:"backend"`
+	Kernels string `json:"kernels,omitempty"`
+	Threads int    `json:"threads"`
+	// KVType is the KV cache's element type, KVBytesPerToken what one
+	// position of it takes.
+	KVType          string  `json:"kv_type,omitempty"`
+	KVBytesPerToken int     `json:"kv_bytes_per_token,omitempty"`
+	LoadSeconds     float64 `json:"load_s"`
+	PromptTokens    int     `json:"prompt_tokens"`
+	GenTokens       int     `json:"gen_tokens"`
+	Runs            int     `json:"runs"`
+	PrefillTPS      float64 `json:"prefill_tok_per_s"`
+	DecodeTPS       float64 `json:"decode_tok_per_s"`
+	PeakRSSMiB      float64 `json:"peak_rss_mib,omitempty"`
 	// With --controller: the median first-step wait (start-up) and the
 	// median wait per later token, in milliseconds.
 	ControllerFirstMillis    float64 `json:"controller_first_ms,omitempty"`
@@ -94,6 +98,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 			return fmt.Errorf("--restore-tokens: %w", err)
 		}
 		res := benchResult{Model: g.model, Backend: l.Backend.Name(), Threads: g.threads, LoadSeconds: l.LoadTime.Seconds()}
+		res.KVType, res.KVBytesPerToken = kvTypeOf(l)
 		for _, n := range sizes {
 			long := make([]int32, n)
 			for i := range long {
@@ -156,6 +161,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		PromptTokens: *promptN, GenTokens: *genN, Runs: *runs,
 		PrefillTPS: median(prefill), DecodeTPS: median(decode), PeakRSSMiB: peakRSSMiB(),
 	}
+	res.KVType, res.KVBytesPerToken = kvTypeOf(l)
 	if hook != nil {
 		res.ControllerFirstMillis, res.ControllerPerTokenMillis = median(first), median(wait)
 	}
@@ -166,8 +172,9 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if res.Kernels != "" {
 		backend += " " + res.Kernels
 	}
-	_, err = fmt.Fprintf(out, "%s (%s, %s)\nload     %.2f s\nprefill  %.1f tok/s  (%d tokens, median of %d)\ndecode   %.1f tok/s  (%d tokens, median of %d)\npeak RSS %.0f MiB\n",
-		g.model, c.Describe(), backend, res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *runs, res.PeakRSSMiB)
+	_, err = fmt.Fprintf(out, "%s (%s, %s)\nload     %.2f s\nprefill  %.1f tok/s  (%d tokens, median of %d)\ndecode   %.1f tok/s  (%d tokens after %d, median of %d)\nkv cache %s, %s per token\npeak RSS %.0f MiB\n",
+		g.model, c.Describe(), backend, res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *promptN, *runs,
+		res.KVType, kibibytes(res.KVBytesPerToken), res.PeakRSSMiB)
 	if err == nil && hook != nil {
 		step := 1000 / res.DecodeTPS
 		_, err = fmt.Fprintf(out, "controller %s: start-up %.1f ms (first step), then %.3f ms waited per token (%.2f %% of a %.1f ms step)\n",
@@ -206,4 +213,20 @@ func kernelsOf(b engine.Backend) string {
 		return cpu.Kernels()
 	}
 	return ""
+}
+
+// kvTypeOf is the loaded backend's KV cache type and the bytes one
+// position of it takes on the model.
+func kvTypeOf(l *chatopen.Loaded) (string, int) {
+	t := engine.KVTypeOf(l.Backend)
+	c := l.Weights.Config
+	return string(t), t.BytesPerToken(c.NumHiddenLayers, c.NumKeyValueHeads*c.HeadDim)
+}
+
+// kibibytes writes n bytes in KiB, or bytes below one.
+func kibibytes(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.4g KiB", float64(n)/1024)
 }

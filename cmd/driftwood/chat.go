@@ -14,6 +14,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/controllers"
+	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/sessions"
 	"github.com/driftwoodlabs/driftwood/tui"
 )
@@ -45,6 +46,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	noHistory := fs.Bool("no-history", false, "neither read nor write the input history")
 	backend := fs.String("backend", "", backends.Choices()+" (default: the config's, else auto)")
 	mlxLib := fs.String("mlx-lib", "", "libmlxc path (default: the config's, $DRIFTWOOD_MLXC, the usual places)")
+	kvType := fs.String("kv-type", "", kvTypeUsage+" (default: the config's, else f16)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood [flags]   (the chat; 'driftwood help' lists the other commands)")
 		fs.PrintDefaults()
@@ -66,8 +68,12 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	pick(set, "backend", backend, cfg.Backend)
 	pick(set, "mlx-lib", mlxLib, cfg.MLXLibrary)
+	pick(set, "kv-type", kvType, cfg.KVType)
 	if err := validBackend(*backend); err != nil {
 		return tui.Options{}, err
+	}
+	if _, err := engine.ParseKVType(*kvType); err != nil {
+		return tui.Options{}, fmt.Errorf("--kv-type: %w", err)
 	}
 	store := sessions.Store{Dir: *sessionsDir}
 	if set["session"] {
@@ -90,7 +96,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		TokenizerCache: chatopen.DefaultTokenizerCache(),
 		// The status bar names the backend; a fallback note must not
 		// draw over the screen: the chat shows it in its status area.
-		NewBackend:  selectBackend(*backend, cfg.Threads, *mlxLib, notes),
+		NewBackend:  selectBackend(*backend, backends.Options{Threads: cfg.Threads, MLXLibrary: *mlxLib, KVType: engine.KVType(*kvType)}, notes),
 		BackendNote: notes.take,
 	}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/driftwoodlabs/driftwood/backends"
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/chatsession"
 	"github.com/driftwoodlabs/driftwood/config"
@@ -27,6 +28,7 @@ type genFlags struct {
 	backend    string
 	mlxLib     string
 	threads    int
+	kvType     string
 	context    int
 	maxTokens  int
 	sampling   engine.SamplerConfig
@@ -47,6 +49,7 @@ func newGenFlags(name string, errOut io.Writer) *genFlags {
 	g.fs.StringVar(&g.backend, "backend", d.Backend, "cpu, mlx or auto (MLX when libmlxc loads and has a GPU)")
 	g.fs.StringVar(&g.mlxLib, "mlx-lib", d.MLXLibrary, "libmlxc path (default: $DRIFTWOOD_MLXC, then the usual places)")
 	g.fs.IntVar(&g.context, "context", d.Context, "context window in tokens")
+	g.fs.StringVar(&g.kvType, "kv-type", d.KVType, kvTypeUsage+" (default f16)")
 	g.fs.IntVar(&g.maxTokens, "max-tokens", d.MaxTokens, "longest reply in tokens (0: until the model stops)")
 	s := &g.sampling
 	g.fs.Float64Var(&s.Temperature, "temp", d.Sampling.Temperature, "sampling temperature (0: greedy)")
@@ -89,6 +92,7 @@ func (g *genFlags) parse(args []string) error {
 	pick(set, "backend", &g.backend, cfg.Backend)
 	pick(set, "mlx-lib", &g.mlxLib, cfg.MLXLibrary)
 	pick(set, "context", &g.context, cfg.Context)
+	pick(set, "kv-type", &g.kvType, cfg.KVType)
 	pick(set, "max-tokens", &g.maxTokens, cfg.MaxTokens)
 	s, c := &g.sampling, cfg.Sampling
 	pick(set, "temp", &s.Temperature, c.Temperature)
@@ -108,6 +112,9 @@ func (g *genFlags) parse(args []string) error {
 	if err := cpu.CheckThreads(g.threads); err != nil {
 		return fmt.Errorf("--threads %d: %w", g.threads, err)
 	}
+	if _, err := engine.ParseKVType(g.kvType); err != nil {
+		return fmt.Errorf("--kv-type: %w", err)
+	}
 	return s.Validate()
 }
 
@@ -121,9 +128,17 @@ func (g *genFlags) needModel() error {
 
 // openOptions says how to open the model the flags name.
 func (g *genFlags) openOptions(errOut io.Writer) chatopen.Options {
-	return chatopen.Options{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.threads, g.mlxLib, errOut),
+	return chatopen.Options{Threads: g.threads, Progress: errOut, NewBackend: selectBackend(g.backend, g.backendOptions(), errOut),
 		TokenizerCache: chatopen.DefaultTokenizerCache(), Note: func(s string) { fmt.Fprintln(errOut, "note: "+s) }}
 }
+
+// backendOptions are the flags' settings for the backends.
+func (g *genFlags) backendOptions() backends.Options {
+	return backends.Options{Threads: g.threads, MLXLibrary: g.mlxLib, KVType: engine.KVType(g.kvType)}
+}
+
+// kvTypeUsage describes the --kv-type flag.
+const kvTypeUsage = "KV cache type: f16, bf16, q8_0 (half f16's memory) or f32 (the reference)"
 
 // samplingSet reports whether any sampling flag was given.
 func (g *genFlags) samplingSet() bool {
