@@ -64,8 +64,12 @@ func (r *replyText) final(revocable int) int {
 }
 
 // finish ends the text: what the decoder still holds (a character cut
-// short, as U+FFFD) is added.
-func (r *replyText) finish() { r.text = append(r.text, r.stream.Flush()...) }
+// short, as U+FFFD) is added, and returned.
+func (r *replyText) finish() string {
+	tail := r.stream.Flush()
+	r.text = append(r.text, tail...)
+	return tail
+}
 
 // replyPrinter prints a reply as it is produced, so that what stays
 // printed is the final reply, tokens a controller took back excluded:

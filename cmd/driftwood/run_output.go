@@ -73,8 +73,13 @@ func (p *printer) flush() {
 	case p.reply != nil:
 		p.reply.Finish()
 	case p.json != nil:
+		// A character the reply's end cut short comes as U+FFFD on a
+		// last line of no token (id -1), so that the lines' texts still
+		// join into the stats' text.
 		if p.tokens != nil {
-			p.tokens.finish()
+			if tail := p.tokens.finish(); tail != "" {
+				p.json.Encode(tokenLine{ID: -1, Text: tail})
+			}
 		}
 	default:
 		io.WriteString(p.out, "\n")

@@ -178,7 +178,7 @@ func fromJSON(t *testing.T, out string) (text string, back int, stats struct{ St
 		}
 		texts = texts[:len(texts)-tl.Backtrack]
 		back += tl.Backtrack
-		if tl.ID >= 0 {
+		if tl.ID >= 0 || tl.Text != "" { // id -1: a take-back alone, or the text of a character the end cut short
 			texts = append(texts, tl.Text)
 		}
 	}
