@@ -301,3 +301,53 @@ func (c *cache) importPlane(pl *plane, src []byte, s *engine.KVState, l int, val
 		})
 	}
 }
+
+// has4 says whether the kernel set has four-head attention for the
+// cache's type and head_dim hd.
+func has4(typ engine.KVType, hd int) bool {
+	switch {
+	case hd%16 != 0:
+		return false
+	case typ == engine.KVF16 || typ == engine.KVBF16:
+		return kern.scores4[halfIndex(typ)] != nil
+	case typ == engine.KVQ8:
+		return kern.scores4Q8 != nil
+	}
+	return false
+}
+
+func halfIndex(typ engine.KVType) int {
+	if typ == engine.KVBF16 {
+		return 1
+	}
+	return 0
+}
+
+// dot4 is dot for four query heads at once: out[h·stride + i] for h < 4
+// and i < m, q holding the four heads one after another. The kernel set
+// must have it (has4).
+func (pl *plane) dot4(typ engine.KVType, out []float32, stride, blk, off, m int, q []float32) {
+	hd := len(q) / 4
+	_ = out[3*stride+m-1]
+	if typ == engine.KVQ8 {
+		codes, scales := pl.q[blk][off:off+m*hd], pl.s[blk][off/engine.Q8Block:(off+m*hd)/engine.Q8Block]
+		kern.scores4Q8(&out[0], stride, &codes[0], &scales[0], &q[0], m, hd)
+		return
+	}
+	k := pl.h[blk][off : off+m*hd]
+	kern.scores4[halfIndex(typ)](&out[0], stride, &k[0], &q[0], m, hd)
+}
+
+// axpy4 is axpy for four query heads at once: out holds the four heads'
+// sums one after another, a[h·stride + i] the weight of row i for head h.
+func (pl *plane) axpy4(typ engine.KVType, out []float32, blk, off, m int, a []float32, stride int) {
+	hd := len(out) / 4
+	_ = a[3*stride+m-1]
+	if typ == engine.KVQ8 {
+		codes, scales := pl.q[blk][off:off+m*hd], pl.s[blk][off/engine.Q8Block:(off+m*hd)/engine.Q8Block]
+		kern.values4Q8(&out[0], &codes[0], &scales[0], &a[0], stride, m, hd)
+		return
+	}
+	v := pl.h[blk][off : off+m*hd]
+	kern.values4[halfIndex(typ)](&out[0], &v[0], &a[0], stride, m, hd)
+}

@@ -118,6 +118,7 @@ type scratch struct {
 	f      []float32 // int8 kernels: scale·dx per block of a row
 	i8     i8Panel   // int8 batch kernel: sixteen rows laid out
 	q      []float32 // scaled attention queries, of the heads of an item
+	inv    []float32 // 1/Σ of each query head's attention weights
 	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
 }
 

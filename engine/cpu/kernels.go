@@ -26,9 +26,16 @@ func headNorm(x, w []float32, eps float32) {
 	}
 }
 
-// softmax normalises x in place.
-func softmax(x []float32) {
-	// Four running maxima: one would wait on each comparison in turn.
+// expWeights sets x[i] = exp(x[i] − max x) and returns 1/Σ x[i]: softmax
+// but for the last scaling, which attention applies to its output (head
+// dim floats) rather than to the weights (one per position).
+func expWeights(x []float32) float32 {
+	return 1 / kern.expSum(x, kern.maxF32(x))
+}
+
+// maxGo uses four running maxima: one would wait on each comparison in
+// turn.
+func maxGo(x []float32) float32 {
 	m := [4]float32{x[0], x[0], x[0], x[0]}
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -37,10 +44,7 @@ func softmax(x []float32) {
 	for ; i < len(x); i++ {
 		m[0] = max(m[0], x[i])
 	}
-	inv := 1 / kern.expSum(x, max(m[0], m[1], m[2], m[3]))
-	for i := range x {
-		x[i] *= inv
-	}
+	return max(m[0], m[1], m[2], m[3])
 }
 
 // swiglu sets gate = silu(gate) * up.

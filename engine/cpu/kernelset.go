@@ -28,6 +28,14 @@ type kernelSet struct {
 	// KV cache).
 	gemvQ8_0  func(out []float32, codes []int8, scales, x []float32)
 	gemvTQ8_0 func(out []float32, codes []int8, scales, a []float32)
+	// scores4 and values4, where the set has them, are attention over a
+	// 16-bit ([0] f16, [1] bf16) or q8_0 cache for four query heads of a
+	// kv group at once, each row of the cache widened once for the four
+	// (kv.go). hd is a multiple of 16.
+	scores4   [2]func(out *float32, stride int, k *uint16, q *float32, rows, hd int)
+	scores4Q8 func(out *float32, stride int, k *int8, scales, q *float32, rows, hd int)
+	values4   [2]func(out *float32, v *uint16, a *float32, stride, rows, hd int)
+	values4Q8 func(out *float32, v *int8, scales, a *float32, stride, rows, hd int)
 	// gemvQ4 and gemvQ8 set out[r] to MLX affine row r times x, as
 	// Σ_g (s·q+b)·x = Σ_g s·(q·x) + b·xsum[g], where xsum holds the sum of
 	// each group of x. gemvQ4 reads x in nibble order (see permuteQ4).
@@ -60,8 +68,10 @@ type kernelSet struct {
 	gemmQ6K gemmI8
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
 	swiglu func(gate, up []float32)
-	// expSum sets x[i] = exp(x[i]-m) and returns the sum.
+	// expSum sets x[i] = exp(x[i]-m) and returns the sum; maxF32 is the
+	// largest x[i] (len(x) > 0).
 	expSum func(x []float32, m float32) float32
+	maxF32 func(x []float32) float32
 	// widenBF16 and widenF16 convert src to dst[:len(src)].
 	widenBF16 func(dst []float32, src []uint16)
 	widenF16  func(dst []float32, src []uint16)
@@ -107,6 +117,7 @@ var goKernels = kernelSet{
 	gemvQ8:    gemvQ8Go,
 	swiglu:    swigluGo,
 	expSum:    expSumGo,
+	maxF32:    maxGo,
 	widenBF16: widenBF16Go,
 	widenF16:  widenF16Go,
 	dequantQ4: dequantQ4Go,

@@ -15,3 +15,24 @@ func asmGemvT(f func(out *float32, w *uint16, a *float32, rows, cols int)) func(
 		}
 	}
 }
+
+//go:noescape
+func attnScores4F16AVX2(out *float32, stride int, k *uint16, q *float32, rows, hd int)
+
+//go:noescape
+func attnScores4BF16AVX2(out *float32, stride int, k *uint16, q *float32, rows, hd int)
+
+//go:noescape
+func attnScores4Q8AVX2(out *float32, stride int, k *int8, scales, q *float32, rows, hd int)
+
+//go:noescape
+func attnValues4F16AVX2(out *float32, v *uint16, a *float32, stride, rows, hd int)
+
+//go:noescape
+func attnValues4BF16AVX2(out *float32, v *uint16, a *float32, stride, rows, hd int)
+
+//go:noescape
+func attnValues4Q8AVX2(out *float32, v *int8, scales, a *float32, stride, rows, hd int)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32

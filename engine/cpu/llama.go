@@ -49,6 +49,7 @@ func newState(c *engine.Config, batch, workers int) state {
 	for i := range st.scr {
 		st.scr[i] = newScratch(widest, batch)
 		st.scr[i].q = make([]float32, st.attnPer*c.HeadDim)
+		st.scr[i].inv = make([]float32, st.attnPer)
 	}
 	return st
 }
@@ -145,21 +146,40 @@ func (j *attnJob) run(lo, hi, worker int) {
 			q[d] = v * scale
 		}
 		stride := len(s.scores) / j.per
+		four := j.per%4 == 0 && has4(typ, j.hd)
 		j.c.each(g, n, func(p, blk, off, m int) {
+			if four {
+				for h := 0; h < j.per; h += 4 {
+					keys.dot4(typ, s.scores[h*stride+p:], stride, blk, off, m, q[h*j.hd:(h+4)*j.hd])
+				}
+				return
+			}
 			for h := range j.per {
 				keys.dot(typ, s.scores[h*stride+p:h*stride+p+m], blk, off, q[h*j.hd:(h+1)*j.hd])
 			}
 		})
 		out := j.out[b*qDim+h0*j.hd:][:j.per*j.hd]
 		clear(out)
-		for h := range j.per {
-			softmax(s.scores[h*stride : h*stride+n])
+		inv := s.inv[:j.per]
+		for h := range inv {
+			inv[h] = expWeights(s.scores[h*stride : h*stride+n])
 		}
 		j.c.each(g, n, func(p, blk, off, m int) {
+			if four {
+				for h := 0; h < j.per; h += 4 {
+					vals.axpy4(typ, out[h*j.hd:(h+4)*j.hd], blk, off, m, s.scores[h*stride+p:], stride)
+				}
+				return
+			}
 			for h := range j.per {
 				vals.axpy(typ, out[h*j.hd:(h+1)*j.hd], blk, off, s.scores[h*stride+p:h*stride+p+m])
 			}
 		})
+		for h, f := range inv {
+			for d := range out[h*j.hd : (h+1)*j.hd] {
+				out[h*j.hd+d] *= f
+			}
+		}
 	}
 }
 

@@ -49,6 +49,10 @@ var avx2Kernels = kernelSet{
 	gemvTBF16: asmGemvT(gemvTBF16AVX2),
 	gemvQ8_0:  gemvQ8_0Go,
 	gemvTQ8_0: gemvTQ8_0Go,
+	scores4:   [2]func(*float32, int, *uint16, *float32, int, int){attnScores4F16AVX2, attnScores4BF16AVX2},
+	scores4Q8: attnScores4Q8AVX2,
+	values4:   [2]func(*float32, *uint16, *float32, int, int, int){attnValues4F16AVX2, attnValues4BF16AVX2},
+	values4Q8: attnValues4Q8AVX2,
 	gemvQ4:    affineGemv{4, [3]affineAsm{gemvQ4SF32AVX2, gemvQ4SBF16AVX2, gemvQ4SF16AVX2}}.gemv,
 	gemvQ8:    affineGemv{8, [3]affineAsm{gemvQ8SF32AVX2, gemvQ8SBF16AVX2, gemvQ8SF16AVX2}}.gemv,
 	swiglu: func(gate, up []float32) {
@@ -66,6 +70,17 @@ var avx2Kernels = kernelSet{
 			sum = expSumAVX2(&x[0], n, m)
 		}
 		return sum + expSumGo(x[n:], m)
+	},
+	maxF32: func(x []float32) float32 {
+		n := len(x) &^ 7
+		if n == 0 {
+			return maxGo(x)
+		}
+		m := maxAVX2(&x[0], n)
+		if n < len(x) {
+			m = max(m, maxGo(x[n:]))
+		}
+		return m
 	},
 	widenBF16: asmWiden(widenBF16AVX2),
 	widenF16:  asmWiden(widenF16AVX2),
