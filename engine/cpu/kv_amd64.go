@@ -36,3 +36,27 @@ func attnValues4Q8AVX2(out *float32, v *int8, scales, a *float32, stride, rows, 
 
 //go:noescape
 func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func gemvQ8_0AVX2(out *float32, codes *int8, scales, x *float32, rows, cols int)
+
+//go:noescape
+func gemvTQ8_0AVX2(out *float32, codes *int8, scales, a *float32, rows, cols int)
+
+// asmQ8 wraps a q8_0 attention kernel (gemvQ8_0 or gemvTQ8_0: n is
+// len(out) rows of len(v) columns, or len(v) rows of len(out)), falling
+// back to the portable one when the columns are not whole blocks.
+func asmQ8(f func(out *float32, codes *int8, scales, v *float32, rows, cols int), gemvT bool, fallback func([]float32, []int8, []float32, []float32)) func([]float32, []int8, []float32, []float32) {
+	return func(out []float32, codes []int8, scales, v []float32) {
+		rows, cols := len(out), len(v)
+		if gemvT {
+			rows, cols = cols, rows
+		}
+		if rows == 0 || cols == 0 || cols%32 != 0 {
+			fallback(out, codes, scales, v)
+			return
+		}
+		_, _ = codes[rows*cols-1], scales[rows*cols/32-1]
+		f(&out[0], &codes[0], &scales[0], &v[0], rows, cols)
+	}
+}

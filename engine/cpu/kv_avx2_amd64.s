@@ -374,3 +374,123 @@ maxdone:
 	VMOVSS       X0, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func gemvQ8_0AVX2(out *float32, codes *int8, scales, x *float32, rows, cols int)
+//
+// out[r] = Σ_b scales[r·cols/32 + b]·(codes of block b of row r)·x: a
+// block's 32 products summed in Y1, then scaled into the row's sum in Y0
+// (cols a multiple of 32).
+TEXT ·gemvQ8_0AVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ codes+8(FP), SI
+	MOVQ scales+16(FP), R13
+	MOVQ x+24(FP), DX
+	MOVQ rows+32(FP), R8
+	MOVQ cols+40(FP), R9
+
+q8row:
+	TESTQ  R8, R8
+	JZ     q8done
+	VXORPS Y0, Y0, Y0
+	MOVQ   DX, BX
+	MOVQ   R9, CX
+
+q8block:
+	VPMOVSXBD    (SI), Y4
+	VPMOVSXBD    8(SI), Y5
+	VPMOVSXBD    16(SI), Y6
+	VPMOVSXBD    24(SI), Y7
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VCVTDQ2PS    Y6, Y6
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       (BX), Y4, Y1
+	VFMADD231PS  32(BX), Y5, Y1
+	VMULPS       64(BX), Y6, Y2
+	VFMADD231PS  96(BX), Y7, Y2
+	VADDPS       Y2, Y1, Y1
+	VBROADCASTSS (R13), Y3
+	VFMADD231PS  Y1, Y3, Y0
+	ADDQ         $32, SI
+	ADDQ         $128, BX
+	ADDQ         $4, R13
+	SUBQ         $32, CX
+	JNZ          q8block
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x0e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x01, X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         $4, DI
+	DECQ         R8
+	JMP          q8row
+
+q8done:
+	VZEROUPPER
+	RET
+
+// func gemvTQ8_0AVX2(out *float32, codes *int8, scales, a *float32, rows, cols int)
+//
+// out[d] += Σ_t a[t]·scale(t, d/32)·code(t, d): for each block of 32
+// columns the rows are walked top to bottom with its sums in Y0-Y3, each
+// row's codes widened and multiplied by a[t] times the row's block scale
+// (cols a multiple of 32).
+TEXT ·gemvTQ8_0AVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ codes+8(FP), SI
+	MOVQ scales+16(FP), R13
+	MOVQ a+24(FP), DX
+	MOVQ rows+32(FP), R8
+	MOVQ cols+40(FP), R9
+	MOVQ R9, R10
+	SHRQ $3, R10          // a row's scales in bytes: cols/32 floats
+
+tq8cols:
+	TESTQ   R9, R9
+	JZ      tq8done
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ    SI, BX
+	MOVQ    R13, R11
+	MOVQ    DX, AX
+	MOVQ    R8, CX
+
+tq8row:
+	VMOVSS       (AX), X8
+	VMULSS       (R11), X8, X8
+	VBROADCASTSS X8, Y8
+	VPMOVSXBD    (BX), Y4
+	VPMOVSXBD    8(BX), Y5
+	VPMOVSXBD    16(BX), Y6
+	VPMOVSXBD    24(BX), Y7
+	VCVTDQ2PS    Y4, Y4
+	VCVTDQ2PS    Y5, Y5
+	VCVTDQ2PS    Y6, Y6
+	VCVTDQ2PS    Y7, Y7
+	VFMADD231PS  Y4, Y8, Y0
+	VFMADD231PS  Y5, Y8, Y1
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	ADDQ         $4, AX
+	ADDQ         R10, R11
+	MOVQ         cols+40(FP), R12
+	ADDQ         R12, BX
+	DECQ         CX
+	JNZ          tq8row
+	VMOVUPS      Y0, (DI)
+	VMOVUPS      Y1, 32(DI)
+	VMOVUPS      Y2, 64(DI)
+	VMOVUPS      Y3, 96(DI)
+	ADDQ         $128, DI
+	ADDQ         $32, SI
+	ADDQ         $4, R13
+	SUBQ         $32, R9
+	JMP          tq8cols
+
+tq8done:
+	VZEROUPPER
+	RET
