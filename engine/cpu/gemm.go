@@ -117,8 +117,9 @@ type scratch struct {
 	scores []float32 // attention scores over the cache
 	f      []float32 // int8 kernels: scale·dx per block of a row
 	i8     i8Panel   // int8 batch kernel: sixteen rows laid out
-	q      []float32 // scaled attention queries, of the heads of an item
-	inv    []float32 // 1/Σ of each query head's attention weights
+	q      []float32 // scaled attention queries, the vectors of an item
+	o      []float32 // their attention outputs before the softmax's 1/Σ
+	inv    []float32 // 1/Σ of each vector's attention weights
 	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
 }
 

@@ -48,8 +48,10 @@ func newState(c *engine.Config, batch, workers int) state {
 	}
 	for i := range st.scr {
 		st.scr[i] = newScratch(widest, batch)
-		st.scr[i].q = make([]float32, st.attnPer*c.HeadDim)
-		st.scr[i].inv = make([]float32, st.attnPer)
+		vecs := st.attnPer * attnTokens(st.attnPer)
+		st.scr[i].q = make([]float32, vecs*c.HeadDim)
+		st.scr[i].o = make([]float32, vecs*c.HeadDim)
+		st.scr[i].inv = make([]float32, vecs)
 	}
 	return st
 }
@@ -108,79 +110,114 @@ func (b *Backend) matmul(x []float32, n int, parts ...part) {
 	b.pool.parallel(&b.mm, total, 16)
 }
 
-// attnJob is causal grouped-query attention for a batch, split over
-// (token, head) pairs.
+// attnJob is causal grouped-query attention for a batch of n tokens,
+// split into items of tpi consecutive tokens and per query heads of one
+// kv head: up to per·tpi query vectors.
 type attnJob struct {
 	c      *cache
 	layer  int
-	p0     int // position of the batch's first token
+	p0, n  int // position of the batch's first token, the batch's tokens
 	heads  int
 	group  int // query heads per kv head
 	per    int // query heads of a group per item: group, or a divisor of it
+	tpi    int // tokens per item
 	hd     int
 	q, out []float32
 	scr    []*scratch
 }
 
-// items is how many pieces of work n tokens' attention is: for each token
-// and kv head, its query heads, per at a time.
-func (j *attnJob) items(n int) int { return n * j.heads / j.per }
+// items is how many pieces of work the batch's attention is.
+func (j *attnJob) items() int { return (j.n + j.tpi - 1) / j.tpi * (j.heads / j.per) }
 
-// run computes the items [lo, hi). An item is per query heads that share
-// a kv head: each block of that head's keys and values is read once for
-// all of them, while it is in cache, rather than once per query head (a
-// group of 4 on Llama 3.2 1B read 4× the KV bytes at every decode step:
-// deep in a chat the largest read after the weights).
+// run computes the items [lo, hi). An item's query vectors (token t,
+// head h as vector t·per + h) share a kv head, and four at a time share
+// each read of its keys and values where the kernel set can (dot4,
+// axpy4): each row of the cache is widened once for the four while it is
+// in cache, rather than once per vector (a group of 4 on Llama 3.2 1B
+// read 4× the KV bytes at every decode step, deep in a chat the largest
+// read after the weights; four tokens of SmolLM2's prefill, whose group
+// of 3 is split over the workers, read it 4×).
 func (j *attnJob) run(lo, hi, worker int) {
 	s := j.scr[worker]
-	qDim := j.heads * j.hd
-	scale := float32(1 / math.Sqrt(float64(j.hd)))
+	hd, qDim := j.hd, j.heads*j.hd
+	scale := float32(1 / math.Sqrt(float64(hd)))
 	keys, vals, typ := &j.c.k[j.layer], &j.c.v[j.layer], j.c.typ
-	items := j.heads / j.per // per token
+	four := has4(typ, hd)
+	groups := j.heads / j.per
+	stride := len(s.scores) / (j.per * j.tpi)
 	for i := lo; i < hi; i++ {
-		b, h0 := i/items, i%items*j.per
-		n := j.p0 + b + 1 // positions this token sees
+		b0, h0 := i/groups*j.tpi, i%groups*j.per
+		nv := min(j.tpi, j.n-b0) * j.per
 		g := h0 / j.group
-		q := s.q[:j.per*j.hd]
-		for d, v := range j.q[b*qDim+h0*j.hd:][:j.per*j.hd] {
-			q[d] = v * scale
+		// seen is how many positions vector v sees.
+		seen := func(v int) int { return j.p0 + b0 + v/j.per + 1 }
+		q := s.q[:nv*hd]
+		for v := range nv {
+			src := j.q[(b0+v/j.per)*qDim+(h0+v%j.per)*hd:][:hd]
+			for d, x := range src {
+				q[v*hd+d] = x * scale
+			}
 		}
-		stride := len(s.scores) / j.per
-		four := j.per%4 == 0 && has4(typ, j.hd)
-		j.c.each(g, n, func(p, blk, off, m int) {
-			if four {
-				for h := 0; h < j.per; h += 4 {
-					keys.dot4(typ, s.scores[h*stride+p:], stride, blk, off, m, q[h*j.hd:(h+4)*j.hd])
-				}
-				return
+		// scores = q·kᵀ: four vectors together over the positions they
+		// all see, then each over the rest of its own.
+		v := 0
+		for ; four && v+4 <= nv; v += 4 {
+			j.c.each(g, 0, seen(v), func(p, blk, off, m int) {
+				keys.dot4(typ, s.scores[v*stride+p:], stride, blk, off, m, q[v*hd:(v+4)*hd])
+			})
+			for w := v + 1; w < v+4; w++ {
+				j.c.each(g, seen(v), seen(w), func(p, blk, off, m int) {
+					keys.dot(typ, s.scores[w*stride+p:w*stride+p+m], blk, off, q[w*hd:(w+1)*hd])
+				})
 			}
-			for h := range j.per {
-				keys.dot(typ, s.scores[h*stride+p:h*stride+p+m], blk, off, q[h*j.hd:(h+1)*j.hd])
-			}
-		})
-		out := j.out[b*qDim+h0*j.hd:][:j.per*j.hd]
-		clear(out)
-		inv := s.inv[:j.per]
-		for h := range inv {
-			inv[h] = expWeights(s.scores[h*stride : h*stride+n])
 		}
-		j.c.each(g, n, func(p, blk, off, m int) {
-			if four {
-				for h := 0; h < j.per; h += 4 {
-					vals.axpy4(typ, out[h*j.hd:(h+4)*j.hd], blk, off, m, s.scores[h*stride+p:], stride)
-				}
-				return
+		for w := v; w < nv; w++ {
+			j.c.each(g, 0, seen(w), func(p, blk, off, m int) {
+				keys.dot(typ, s.scores[w*stride+p:w*stride+p+m], blk, off, q[w*hd:(w+1)*hd])
+			})
+		}
+		inv := s.inv[:nv]
+		for w := range inv {
+			inv[w] = expWeights(s.scores[w*stride : w*stride+seen(w)])
+		}
+		// out = weights·v, in the same order.
+		o := s.o[:nv*hd]
+		clear(o)
+		v = 0
+		for ; four && v+4 <= nv; v += 4 {
+			j.c.each(g, 0, seen(v), func(p, blk, off, m int) {
+				vals.axpy4(typ, o[v*hd:(v+4)*hd], blk, off, m, s.scores[v*stride+p:], stride)
+			})
+			for w := v + 1; w < v+4; w++ {
+				j.c.each(g, seen(v), seen(w), func(p, blk, off, m int) {
+					vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+m])
+				})
 			}
-			for h := range j.per {
-				vals.axpy(typ, out[h*j.hd:(h+1)*j.hd], blk, off, s.scores[h*stride+p:h*stride+p+m])
-			}
-		})
-		for h, f := range inv {
-			for d := range out[h*j.hd : (h+1)*j.hd] {
-				out[h*j.hd+d] *= f
+		}
+		for w := v; w < nv; w++ {
+			j.c.each(g, 0, seen(w), func(p, blk, off, m int) {
+				vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+m])
+			})
+		}
+		for w, f := range inv {
+			dst := j.out[(b0+w/j.per)*qDim+(h0+w%j.per)*hd:][:hd]
+			for d, x := range o[w*hd : (w+1)*hd] {
+				dst[d] = x * f
 			}
 		}
 	}
+}
+
+// attnTokens is how many tokens of a batch an attention item takes for
+// items of per query heads: enough that their vectors come in fours.
+func attnTokens(per int) int {
+	switch {
+	case per%4 == 0:
+		return 1
+	case per%2 == 0:
+		return 2
+	}
+	return 4
 }
 
 // attnPer is how many query heads of a group of group an attention item
@@ -209,8 +246,8 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 
 	c.reserve(p0 + n)
 	for _, s := range st.scr {
-		if len(s.scores) < st.attnPer*c.capacity() {
-			s.scores = make([]float32, st.attnPer*c.capacity())
+		if vecs := st.attnPer * attnTokens(st.attnPer); len(s.scores) < vecs*c.capacity() {
+			s.scores = make([]float32, vecs*c.capacity())
 		}
 	}
 	// x = embed(tokens)
@@ -286,10 +323,10 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 	// the cache
 	c.store(l, p0, n, st.k, st.v)
 	// softmax(q·kᵀ/√d)·v per head
-	b.att = attnJob{c: c, layer: l, p0: p0, heads: cfg.NumAttentionHeads,
-		group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, per: st.attnPer, hd: hd,
+	b.att = attnJob{c: c, layer: l, p0: p0, n: n, heads: cfg.NumAttentionHeads,
+		group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, per: st.attnPer, tpi: attnTokens(st.attnPer), hd: hd,
 		q: st.q, out: st.att, scr: st.scr}
-	b.pool.parallel(&b.att, b.att.items(n), 1)
+	b.pool.parallel(&b.att, b.att.items(), 1)
 	// output projection
 	b.matmul(st.att, n, part{L.o, st.xb2})
 }

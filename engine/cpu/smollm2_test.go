@@ -44,9 +44,11 @@ const nearTie = 0.5
 //     as close as llama.cpp's own (which rounds the activations to 8 bits
 //     as well): their mean error at most 1.25 times llama.cpp's, none off
 //     by more than llama.cpp's worst;
-//   - both pick llama.cpp's token at every step but near-ties: llama.cpp's
-//     top two within nearTie, and the two picks within nearTie of each
-//     other in the exact logits. Each is logged with both engines'
+//   - both pick llama.cpp's token at every step but near-ties: the two
+//     picks within nearTie of each other in the exact logits, and
+//     llama.cpp's top two within nearTie plus what its int8 rounding
+//     moved those two (a margin of 0.56 there was 0.13 exactly: its own
+//     rounding had widened it). Each is logged with both engines'
 //     logits.
 func TestSmolLM2(t *testing.T) {
 	path := golden.SmolLM2(t)
@@ -113,7 +115,12 @@ func checkSmolLM2(t *testing.T, b *Backend, ref *llamaCppGreedy, vocab int, floa
 			if top == want {
 				continue
 			}
-			if e, ok := exact[top]; ok && st[1]-st[3] < nearTie && math.Abs(e-exact[want]) < nearTie {
+			e, ok := exact[top]
+			lcErr := math.Abs(st[1]-exact[want]) // llama.cpp's rounding of its top two
+			if e2, ok2 := exact[int32(st[2])]; ok2 {
+				lcErr += math.Abs(st[3] - e2)
+			}
+			if ok && st[1]-st[3] < nearTie+lcErr && math.Abs(e-exact[want]) < nearTie {
 				ties++
 				t.Logf("prompt %d step %d: a near-tie: llama.cpp %d (%.3f) over %d (%.3f); here %d (%.3f) over %d (%.3f)",
 					pi, k, want, st[1], int32(st[2]), st[3], top, row[top], want, row[want])
