@@ -3,11 +3,14 @@ package cpu
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/half"
+	"github.com/driftwoodlabs/driftwood/internal/mapfile"
 )
 
 // cacheBlock is how many positions the cache grows by at a time.
@@ -27,7 +30,23 @@ type cache struct {
 	kvHeads, headDim int
 	block            int     // positions per block
 	k, v             []plane // per layer
+	mem              *kvMemory
 	closed           bool
+}
+
+// kvMemory is the memory of a cache's blocks: for each block of
+// positions, one mapping that holds every layer's keys and values there
+// (mapfile.Anon: 2 MiB pages where the kernel gives them, so that filling
+// a fresh cache, a restore or a long prefill, does not pay a fault per 4
+// KiB). free unmaps it: Close, or the cache's cleanup when it is dropped
+// unclosed.
+type kvMemory struct{ regions [][]byte }
+
+func (m *kvMemory) free() {
+	for _, r := range m.regions {
+		mapfile.Unmap(r)
+	}
+	m.regions = nil
 }
 
 // plane is one layer's keys or values, block by block; only the slices of
@@ -42,8 +61,10 @@ type plane struct {
 var _ engine.Cache = (*cache)(nil)
 
 func newCache(checks *engine.Checks, typ engine.KVType, layers, kvHeads, headDim, window int) *cache {
-	return &cache{checks: checks, typ: typ, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
-		k: make([]plane, layers), v: make([]plane, layers)}
+	c := &cache{checks: checks, typ: typ, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
+		k: make([]plane, layers), v: make([]plane, layers), mem: &kvMemory{}}
+	runtime.AddCleanup(c, (*kvMemory).free, c.mem)
+	return c
 }
 
 func (c *cache) Len() int    { return c.n }
@@ -63,6 +84,7 @@ func (c *cache) capacity() int { return c.blocks() * c.block }
 // cache is still referenced.
 func (c *cache) Close() error {
 	c.k, c.v, c.closed = nil, nil, true
+	c.mem.free()
 	return nil
 }
 
@@ -90,22 +112,40 @@ func (c *cache) at(h, p int) (blk, off int) {
 // reserve makes room for n positions a block at a time, so the per-token
 // path allocates only once every block of tokens.
 func (c *cache) reserve(n int) {
-	size := c.block * c.kvDim()
+	size := c.block * c.kvDim() // elements of a layer's keys (or values)
+	// A plane's block in bytes, on a cache line; q8_0's scales after its
+	// codes.
+	codes := size * max(c.typ.DType().Size(), 1)
+	planeBytes := (codes + size/engine.Q8Block*4 + 63) &^ 63
 	for c.capacity() < n {
+		region := c.region(2 * len(c.k) * planeBytes)
 		for l := range c.k {
 			for _, p := range []*plane{&c.k[l], &c.v[l]} {
+				b := region[:planeBytes:planeBytes]
+				region = region[planeBytes:]
 				switch c.typ {
 				case engine.KVF32:
-					p.f = append(p.f, make([]float32, size))
+					p.f = append(p.f, unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), size))
 				case engine.KVF16, engine.KVBF16:
-					p.h = append(p.h, make([]uint16, size))
+					p.h = append(p.h, unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), size))
 				default:
-					p.q = append(p.q, make([]int8, size))
-					p.s = append(p.s, make([]float32, size/engine.Q8Block))
+					p.q = append(p.q, unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), size))
+					p.s = append(p.s, unsafe.Slice((*float32)(unsafe.Pointer(&b[codes])), size/engine.Q8Block))
 				}
 			}
 		}
 	}
+}
+
+// region is n bytes of zeroed memory for a block of positions: mapped
+// (kvMemory), or from Go's heap where mapping fails.
+func (c *cache) region(n int) []byte {
+	r, err := mapfile.Anon(n)
+	if err != nil {
+		return make([]byte, n)
+	}
+	c.mem.regions = append(c.mem.regions, r)
+	return r
 }
 
 // store writes the keys and values of n tokens, each (kv_heads, head_dim),
@@ -175,12 +215,14 @@ func (pl *plane) axpy(typ engine.KVType, out []float32, blk, off int, a []float3
 	}
 }
 
-// each calls f with the block, offset and length of each span of kv head
-// h that holds positions [0, n), in order.
-func (c *cache) each(h, n int, f func(p, blk, off, m int)) {
-	for p := 0; p < n; p += c.block {
+// each calls f with the first position, block, offset and length of each
+// span of kv head h that holds positions [from, to), in order.
+func (c *cache) each(h, from, to int, f func(p, blk, off, m int)) {
+	for p := from; p < to; {
 		blk, off := c.at(h, p)
-		f(p, blk, off, min(c.block, n-p))
+		m := min(c.block-p%c.block, to-p)
+		f(p, blk, off, m)
+		p += m
 	}
 }
 
@@ -224,7 +266,7 @@ func (c *cache) exportPlane(pl *plane) (data, scales, biases []byte) {
 	}
 	data = make([]byte, 0, c.n*c.kvDim()*size)
 	for h := 0; h < c.kvHeads; h++ {
-		c.each(h, c.n, func(_, blk, off, m int) {
+		c.each(h, 0, c.n, func(_, blk, off, m int) {
 			n := m * c.headDim
 			switch c.typ {
 			case engine.KVF32:
@@ -264,10 +306,20 @@ func (c *cache) Import(s *engine.KVState) error {
 	s = s.Convert(c.typ)
 	c.n = 0
 	c.reserve(s.Len)
-	for l := range c.k {
-		c.importPlane(&c.k[l], s.K[l], s, l, false)
-		c.importPlane(&c.v[l], s.V[l], s, l, true)
+	// The layers are copied on every core at once: into a fresh cache
+	// the copy is as much the kernel zeroing the pages it touches first
+	// as the copy itself, and both go as fast on each core as on one.
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(c.k))
+	for w := range workers {
+		wg.Go(func() {
+			for l := w; l < len(c.k); l += workers {
+				c.importPlane(&c.k[l], s.K[l], s, l, false)
+				c.importPlane(&c.v[l], s.V[l], s, l, true)
+			}
+		})
 	}
+	wg.Wait()
 	c.n = s.Len
 	return nil
 }
@@ -277,7 +329,7 @@ func (c *cache) Import(s *engine.KVState) error {
 func (c *cache) importPlane(pl *plane, src []byte, s *engine.KVState, l int, values bool) {
 	n := s.Len
 	for h := 0; h < c.kvHeads; h++ {
-		c.each(h, n, func(p, blk, off, m int) {
+		c.each(h, 0, n, func(p, blk, off, m int) {
 			i := (h*n + p) * c.headDim // the span's first element in src
 			e := m * c.headDim
 			switch c.typ {
