@@ -116,7 +116,7 @@ func checkSmolLM2(t *testing.T, b *Backend, ref *llamaCppGreedy, vocab int, floa
 				continue
 			}
 			e, ok := exact[top]
-			lcErr := math.Abs(st[1]-exact[want]) // llama.cpp's rounding of its top two
+			lcErr := math.Abs(st[1] - exact[want]) // llama.cpp's rounding of its top two
 			if e2, ok2 := exact[int32(st[2])]; ok2 {
 				lcErr += math.Abs(st[3] - e2)
 			}
