@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -22,6 +23,12 @@ import (
 // (chatopen imports this package); name is a test model's, or a folder.
 func load(t *testing.T, name string) Runtime {
 	t.Helper()
+	return loadKV(t, name, "")
+}
+
+// loadKV is load with the CPU backend's caches in type kv.
+func loadKV(t *testing.T, name string, kv engine.KVType) Runtime {
+	t.Helper()
 	dir := name
 	if !filepath.IsAbs(dir) {
 		dir = golden.ModelDir(name)
@@ -38,7 +45,7 @@ func load(t *testing.T, name string) Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := cpu.New(m, cpu.Options{})
+	b, err := cpu.New(m, cpu.Options{KVType: kv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,5 +348,76 @@ func TestTooLongMessageChangesNothing(t *testing.T) {
 	}
 	if _, err := c.Regenerate(context.Background(), func(Update) error { return nil }); err != nil {
 		t.Errorf("regenerate after a refusal: %v", err)
+	}
+}
+
+// TestEveryKVType runs a conversation in each KV cache type past its
+// window (the context shift), regenerates a reply greedily (the same one,
+// from the cache), saves it and restores it into a conversation whose
+// cache is of every other type: the restored one goes on as the unsaved
+// one does, and a prefix-cached new chat starts from the same state.
+func TestEveryKVType(t *testing.T) {
+	for _, typ := range engine.KVTypes {
+		t.Run(string(typ), func(t *testing.T) {
+			m := loadKV(t, "tiny-qwen3-f32", typ)
+			store := sessions.Store{Dir: t.TempDir()}
+			a, err := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.SetSystem(system)
+			shifted := false
+			for i := range 14 {
+				r := send(t, a, fmt.Sprintf("Turn %d: one more thing about rivers, please.", i))
+				shifted = shifted || (r.Compaction != nil && r.Compaction.Shifted)
+			}
+			if !shifted {
+				t.Fatal("no context shift in 14 turns of a 512-token window")
+			}
+			last := a.Messages()[len(a.Messages())-1].Content
+			if _, err := a.Regenerate(context.Background(), func(Update) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if again := a.Messages()[len(a.Messages())-1].Content; again != last {
+				t.Errorf("greedy regenerate %q, first %q", again, last)
+			}
+			if err := saveAs(t, a, store, "s"); err != nil {
+				t.Fatal(err)
+			}
+			want := tokens(t, a, "And the sea?")
+			for _, other := range engine.KVTypes {
+				b, _ := New(loadKV(t, "tiny-qwen3-f32", other), Options{Window: 512, Sampler: greedy, MaxTokens: 16})
+				snap, err := store.Open("s")
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = b.Restore(snap)
+				snap.Close()
+				if err != nil {
+					t.Fatalf("restored into %s: %v", other, err)
+				}
+				got := tokens(t, b, "And the sea?")
+				// Another type rounds the state once more: the replies
+				// agree while the logits' order does; the same type's
+				// must agree exactly.
+				if other == typ && !slices.Equal(got, want) {
+					t.Errorf("restored into %s: %v, never saved %v", other, got, want)
+				}
+				if len(got) == 0 {
+					t.Errorf("restored into %s: an empty reply", other)
+				}
+			}
+			prefixes := &sessions.Prefixes{Dir: t.TempDir(), Limit: 1 << 30}
+			chat := func() Reply {
+				c, _ := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 12, Prefixes: prefixes})
+				defer c.Close()
+				c.SetSystem(system)
+				return send(t, c, "What is the capital of France?")
+			}
+			cold, warm := chat(), chat()
+			if warm.Prefix < sessions.MinPrefix || warm.PrefixErr != nil || warm.Text != cold.Text {
+				t.Errorf("from the prefix cache: %d restored (%v), %q; without: %q", warm.Prefix, warm.PrefixErr, warm.Text, cold.Text)
+			}
+		})
 	}
 }
