@@ -234,7 +234,8 @@ func BenchmarkAttention(b *testing.B) {
 		c.n = n
 		for _, per := range []int{1, heads / kvHeads} {
 			s := newScratch(heads*hd, 1)
-			s.q, s.o, s.scores, s.inv = make([]float32, per*hd), make([]float32, per*hd), make([]float32, per*n), make([]float32, per)
+			s.q, s.o, s.scores, s.top = make([]float32, per*hd), make([]float32, per*hd), make([]float32, per*n), make([]float32, per)
+			s.sum = make([]float32, per)
 			j := attnJob{c: c, p0: n - 1, n: 1, heads: heads, group: heads / kvHeads, per: per, tpi: attnTokens(per), hd: hd,
 				q: randF32(rng, heads*hd), out: make([]float32, heads*hd), scr: []*scratch{s}}
 			b.Run(fmt.Sprintf("%s/per%d", typ, per), func(b *testing.B) {

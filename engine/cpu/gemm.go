@@ -119,7 +119,8 @@ type scratch struct {
 	i8     i8Panel   // int8 batch kernel: sixteen rows laid out
 	q      []float32 // scaled attention queries, the vectors of an item
 	o      []float32 // their attention outputs before the softmax's 1/Σ
-	inv    []float32 // 1/Σ of each vector's attention weights
+	top    []float32 // each vector's largest attention score
+	sum    []float32 // and the sum of its weights
 	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
 }
 

@@ -26,13 +26,6 @@ func headNorm(x, w []float32, eps float32) {
 	}
 }
 
-// expWeights sets x[i] = exp(x[i] − max x) and returns 1/Σ x[i]: softmax
-// but for the last scaling, which attention applies to its output (head
-// dim floats) rather than to the weights (one per position).
-func expWeights(x []float32) float32 {
-	return 1 / kern.expSum(x, kern.maxF32(x))
-}
-
 // maxGo uses four running maxima: one would wait on each comparison in
 // turn.
 func maxGo(x []float32) float32 {

@@ -57,3 +57,37 @@ func TestAttention4(t *testing.T) {
 		t.Error("no kernel set has four-head attention: nothing was checked")
 	}
 }
+
+// TestAttentionSlices: a decode step's attention split into slices of
+// positions and merged (flash-decoding) gives what one pass gives, in
+// every cache type.
+func TestAttentionSlices(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const heads, kvHeads, hd, n = 8, 2, 64, 1500
+	for _, typ := range engine.KVTypes {
+		c := newCache(nil, typ, 1, kvHeads, hd, n)
+		c.reserve(n)
+		c.store(0, 0, n, randF32(rng, n*kvHeads*hd), randF32(rng, n*kvHeads*hd))
+		c.n = n
+		q := randF32(rng, heads*hd)
+		job := func(slices int) []float32 {
+			s := newScratch(heads*hd, 1)
+			per := 4
+			s.q, s.o, s.scores = make([]float32, per*hd), make([]float32, per*hd), make([]float32, per*n)
+			s.top, s.sum = make([]float32, per), make([]float32, per)
+			j := attnJob{c: c, p0: n - 1, n: 1, heads: heads, group: heads / kvHeads, per: per, tpi: 1, hd: hd,
+				q: q, out: make([]float32, heads*hd), scr: []*scratch{s},
+				part: make([]float32, heads*4*hd), partMax: make([]float32, heads*4), partSum: make([]float32, heads*4)}
+			j.split(n, slices) // 2·workers items wanted: slices per kv head's group
+			if j.slices != slices {
+				t.Fatalf("%d workers: %d slices", slices, j.slices)
+			}
+			j.run(0, j.items(), 0)
+			if j.slices > 1 {
+				j.merge()
+			}
+			return j.out
+		}
+		agree(t, fmt.Sprint(typ, " in 2 slices"), job(2), job(1), n)
+	}
+}

@@ -21,6 +21,9 @@ type state struct {
 	inBufs   [3]inputBuf
 	scr      []*scratch // per worker
 	attnPer  int        // query heads per attention item (attnPer)
+	// A decode step's attention split by positions (attnJob.split): per
+	// head and slice, at most 2 per worker.
+	part, partMax, partSum []float32
 }
 
 func newState(c *engine.Config, batch, workers int) state {
@@ -42,6 +45,9 @@ func newState(c *engine.Config, batch, workers int) state {
 		perm:     make([]float32, c.HeadDim),
 		scr:      make([]*scratch, workers),
 		attnPer:  attnPer(c.NumAttentionHeads/c.NumKeyValueHeads, c.NumKeyValueHeads, workers),
+		part:     make([]float32, c.NumAttentionHeads*2*workers*c.HeadDim),
+		partMax:  make([]float32, c.NumAttentionHeads*2*workers),
+		partSum:  make([]float32, c.NumAttentionHeads*2*workers),
 	}
 	for i := range st.inBufs {
 		st.inBufs[i] = newInputBuf(widest, batch)
@@ -51,7 +57,8 @@ func newState(c *engine.Config, batch, workers int) state {
 		vecs := st.attnPer * attnTokens(st.attnPer)
 		st.scr[i].q = make([]float32, vecs*c.HeadDim)
 		st.scr[i].o = make([]float32, vecs*c.HeadDim)
-		st.scr[i].inv = make([]float32, vecs)
+		st.scr[i].top = make([]float32, vecs)
+		st.scr[i].sum = make([]float32, vecs)
 	}
 	return st
 }
@@ -112,7 +119,10 @@ func (b *Backend) matmul(x []float32, n int, parts ...part) {
 
 // attnJob is causal grouped-query attention for a batch of n tokens,
 // split into items of tpi consecutive tokens and per query heads of one
-// kv head: up to per·tpi query vectors.
+// kv head: up to per·tpi query vectors. A single token deep in a context
+// is split further (slices > 1): each item takes a slice of the
+// positions, and merge combines the slices' partial results, as
+// flash-decoding does.
 type attnJob struct {
 	c      *cache
 	layer  int
@@ -124,10 +134,35 @@ type attnJob struct {
 	hd     int
 	q, out []float32
 	scr    []*scratch
+	// slices > 1 splits a single token's positions into that many
+	// slices of sliceLen; part holds each (head, slice)'s unnormalised
+	// output, partMax and partSum its largest score and sum of weights.
+	slices, sliceLen int
+	part             []float32
+	partMax, partSum []float32
 }
 
 // items is how many pieces of work the batch's attention is.
-func (j *attnJob) items() int { return (j.n + j.tpi - 1) / j.tpi * (j.heads / j.per) }
+func (j *attnJob) items() int {
+	return (j.n + j.tpi - 1) / j.tpi * (j.heads / j.per) * max(j.slices, 1)
+}
+
+// split sets how many slices a single token's attention over seen
+// positions takes on workers: enough for two items a worker, each slice
+// at least minSlice positions (a shorter one costs more to merge and to
+// hand out than it saves).
+func (j *attnJob) split(seen, workers int) {
+	const minSlice = 512
+	j.slices, j.sliceLen = 1, seen
+	if j.n != 1 {
+		return
+	}
+	groups := j.heads / j.per
+	want := (2*workers + groups - 1) / groups
+	if k := min(want, seen/minSlice, len(j.partMax)/j.heads); k > 1 {
+		j.slices, j.sliceLen = k, (seen+k-1)/k
+	}
+}
 
 // run computes the items [lo, hi). An item's query vectors (token t,
 // head h as vector t·per + h) share a kv head, and four at a time share
@@ -141,16 +176,12 @@ func (j *attnJob) run(lo, hi, worker int) {
 	s := j.scr[worker]
 	hd, qDim := j.hd, j.heads*j.hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	keys, vals, typ := &j.c.k[j.layer], &j.c.v[j.layer], j.c.typ
-	four := has4(typ, hd)
 	groups := j.heads / j.per
-	stride := len(s.scores) / (j.per * j.tpi)
+	slices := max(j.slices, 1)
 	for i := lo; i < hi; i++ {
-		b0, h0 := i/groups*j.tpi, i%groups*j.per
+		item, slice := i/slices, i%slices
+		b0, h0 := item/groups*j.tpi, item%groups*j.per
 		nv := min(j.tpi, j.n-b0) * j.per
-		g := h0 / j.group
-		// seen is how many positions vector v sees.
-		seen := func(v int) int { return j.p0 + b0 + v/j.per + 1 }
 		q := s.q[:nv*hd]
 		for v := range nv {
 			src := j.q[(b0+v/j.per)*qDim+(h0+v%j.per)*hd:][:hd]
@@ -158,52 +189,105 @@ func (j *attnJob) run(lo, hi, worker int) {
 				q[v*hd+d] = x * scale
 			}
 		}
-		// scores = q·kᵀ: four vectors together over the positions they
-		// all see, then each over the rest of its own.
-		v := 0
-		for ; four && v+4 <= nv; v += 4 {
-			j.c.each(g, 0, seen(v), func(p, blk, off, m int) {
-				keys.dot4(typ, s.scores[v*stride+p:], stride, blk, off, m, q[v*hd:(v+4)*hd])
-			})
-			for w := v + 1; w < v+4; w++ {
-				j.c.each(g, seen(v), seen(w), func(p, blk, off, m int) {
-					keys.dot(typ, s.scores[w*stride+p:w*stride+p+m], blk, off, q[w*hd:(w+1)*hd])
-				})
+		// seen is how many positions vector v sees.
+		seen := func(v int) int { return j.p0 + b0 + v/j.per + 1 }
+		from, to := 0, seen
+		if slices > 1 {
+			from = slice * j.sliceLen
+			end := min(from+j.sliceLen, seen(0))
+			to = func(int) int { return end }
+		}
+		m, l := s.top[:nv], s.sum[:nv]
+		j.attend(s, h0/j.group, nv, from, to, m, l)
+		for w := range nv {
+			o := s.o[w*hd : (w+1)*hd]
+			if slices > 1 {
+				k := (h0+w)*slices + slice
+				copy(j.part[k*hd:(k+1)*hd], o)
+				j.partMax[k], j.partSum[k] = m[w], l[w]
+				continue
 			}
-		}
-		for w := v; w < nv; w++ {
-			j.c.each(g, 0, seen(w), func(p, blk, off, m int) {
-				keys.dot(typ, s.scores[w*stride+p:w*stride+p+m], blk, off, q[w*hd:(w+1)*hd])
-			})
-		}
-		inv := s.inv[:nv]
-		for w := range inv {
-			inv[w] = expWeights(s.scores[w*stride : w*stride+seen(w)])
-		}
-		// out = weights·v, in the same order.
-		o := s.o[:nv*hd]
-		clear(o)
-		v = 0
-		for ; four && v+4 <= nv; v += 4 {
-			j.c.each(g, 0, seen(v), func(p, blk, off, m int) {
-				vals.axpy4(typ, o[v*hd:(v+4)*hd], blk, off, m, s.scores[v*stride+p:], stride)
-			})
-			for w := v + 1; w < v+4; w++ {
-				j.c.each(g, seen(v), seen(w), func(p, blk, off, m int) {
-					vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+m])
-				})
-			}
-		}
-		for w := v; w < nv; w++ {
-			j.c.each(g, 0, seen(w), func(p, blk, off, m int) {
-				vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+m])
-			})
-		}
-		for w, f := range inv {
 			dst := j.out[(b0+w/j.per)*qDim+(h0+w%j.per)*hd:][:hd]
-			for d, x := range o[w*hd : (w+1)*hd] {
+			f := 1 / l[w]
+			for d, x := range o {
 				dst[d] = x * f
 			}
+		}
+	}
+}
+
+// attend computes for the nv query vectors in s.q, of kv head g, their
+// scores over positions [from, to(v)) (to non-decreasing in v): four
+// vectors together over the positions they all see, then each over the
+// rest of its own; then the weights exp(score − m[v]) with m[v] the
+// largest score, l[v] their sum, and in s.o each vector's Σ weight·value,
+// not yet divided by l[v].
+func (j *attnJob) attend(s *scratch, g, nv, from int, to func(v int) int, m, l []float32) {
+	hd := j.hd
+	keys, vals, typ := &j.c.k[j.layer], &j.c.v[j.layer], j.c.typ
+	four := has4(typ, hd)
+	stride := len(s.scores) / (j.per * j.tpi)
+	q, o := s.q[:nv*hd], s.o[:nv*hd]
+	v := 0
+	for ; four && v+4 <= nv; v += 4 {
+		j.c.each(g, from, to(v), func(p, blk, off, n int) {
+			keys.dot4(typ, s.scores[v*stride+p:], stride, blk, off, n, q[v*hd:(v+4)*hd])
+		})
+		for w := v + 1; w < v+4; w++ {
+			j.c.each(g, to(v), to(w), func(p, blk, off, n int) {
+				keys.dot(typ, s.scores[w*stride+p:w*stride+p+n], blk, off, q[w*hd:(w+1)*hd])
+			})
+		}
+	}
+	for w := v; w < nv; w++ {
+		j.c.each(g, from, to(w), func(p, blk, off, n int) {
+			keys.dot(typ, s.scores[w*stride+p:w*stride+p+n], blk, off, q[w*hd:(w+1)*hd])
+		})
+	}
+	for w := range nv {
+		x := s.scores[w*stride+from : w*stride+to(w)]
+		m[w] = kern.maxF32(x)
+		l[w] = kern.expSum(x, m[w])
+	}
+	clear(o)
+	v = 0
+	for ; four && v+4 <= nv; v += 4 {
+		j.c.each(g, from, to(v), func(p, blk, off, n int) {
+			vals.axpy4(typ, o[v*hd:(v+4)*hd], blk, off, n, s.scores[v*stride+p:], stride)
+		})
+		for w := v + 1; w < v+4; w++ {
+			j.c.each(g, to(v), to(w), func(p, blk, off, n int) {
+				vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+n])
+			})
+		}
+	}
+	for w := v; w < nv; w++ {
+		j.c.each(g, from, to(w), func(p, blk, off, n int) {
+			vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+n])
+		})
+	}
+}
+
+// merge combines a split token's slices into its output: per head,
+// Σ_k e^(m_k−M)·o_k / Σ_k e^(m_k−M)·l_k with M the largest m_k.
+func (j *attnJob) merge() {
+	hd, k := j.hd, j.slices
+	for h := range j.heads {
+		ms, ls := j.partMax[h*k:(h+1)*k], j.partSum[h*k:(h+1)*k]
+		top := ms[0]
+		for _, x := range ms {
+			top = max(top, x)
+		}
+		dst := j.out[h*hd : (h+1)*hd]
+		clear(dst)
+		var sum float32
+		for i, x := range ms {
+			f := float32(math.Exp(float64(x - top)))
+			sum += f * ls[i]
+			axpyGo(dst, f, j.part[(h*k+i)*hd:(h*k+i+1)*hd])
+		}
+		for d := range dst {
+			dst[d] /= sum
 		}
 	}
 }
@@ -325,8 +409,12 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 	// softmax(q·kᵀ/√d)·v per head
 	b.att = attnJob{c: c, layer: l, p0: p0, n: n, heads: cfg.NumAttentionHeads,
 		group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, per: st.attnPer, tpi: attnTokens(st.attnPer), hd: hd,
-		q: st.q, out: st.att, scr: st.scr}
+		q: st.q, out: st.att, scr: st.scr, part: st.part, partMax: st.partMax, partSum: st.partSum}
+	b.att.split(p0+1, len(st.scr))
 	b.pool.parallel(&b.att, b.att.items(), 1)
+	if b.att.slices > 1 {
+		b.att.merge()
+	}
 	// output projection
 	b.matmul(st.att, n, part{L.o, st.xb2})
 }
