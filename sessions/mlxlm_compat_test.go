@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -240,6 +241,40 @@ func TestMLXLMCachePrompt(t *testing.T) {
 			t.Errorf("%s: %s of %d positions: %v", c.model, pc.Class, pc.KV.Len, err)
 		}
 		t.Logf("%s: mlx-lm's %s of %d positions read", c.model, pc.Class, pc.KV.Len)
+		m.Close()
+		pc.Close()
+	}
+}
+
+// TestRecoverFixtureTokens recovers the tokens mlx-lm's fixtures hold from
+// their values, on the models that made them.
+func TestRecoverFixtureTokens(t *testing.T) {
+	for file, model := range map[string]string{
+		"mlxlm-new-f16": "tiny-f16", "mlxlm-new-q8": "tiny-hd32-f32", "mlxlm-new-q4": "tiny-hd32-f32",
+		"mlxlm-old-f32": "tiny-f32", "mlxlm-old-q8": "tiny-hd32-f32",
+	} {
+		pc, err := OpenPromptCache(filepath.Join("testdata", file+".safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := engine.LoadModel(golden.ModelDir(model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := cpu.New(m, cpu.Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := b.RecoverTokens(pc.KV, nil)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", file, err)
+		case !slices.Equal(rec.IDs, fixtureIDs):
+			t.Errorf("%s: recovered %v, want %v", file, rec.IDs, fixtureIDs)
+		default:
+			t.Logf("%s: farthest %.2g of the values' size, runner-up at least %.3g times as far", file, rec.Dist, rec.Margin)
+		}
+		b.Close()
 		m.Close()
 		pc.Close()
 	}
