@@ -88,7 +88,11 @@ type Conversation struct {
 	// as, in order (nil where not known): the prompt holds them rather
 	// than its text encoded again (chat.Template.EncodeReplies).
 	replyIDs [][]int32
-	dropped  int   // messages out of the model's view (OutOfView)
+	dropped  int // messages out of the model's view (OutOfView)
+	// imported are the tokens of an imported model state (Imported) that
+	// the first message after the system message stands for; nil when
+	// there are none or that message is out of view.
+	imported []int32
 	thinking *bool // enable_thinking for the template; nil: its default
 	created  time.Time
 	// changes counts the changes a session records (Changes).
@@ -238,7 +242,7 @@ func (c *Conversation) Clear() {
 	} else {
 		c.messages = nil
 	}
-	c.seeds, c.controls, c.replyIDs, c.dropped = nil, nil, nil, 0
+	c.seeds, c.controls, c.replyIDs, c.dropped, c.imported = nil, nil, nil, 0, nil
 	c.created = time.Now().UTC()
 	c.kept = nil
 	c.truncate(0)

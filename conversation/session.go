@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -27,6 +29,7 @@ func (c *Conversation) Save(claim *sessions.Claim) error {
 		ReplyControls:        c.savedControls(),
 		ReplyTokens:          c.savedReplyIDs(),
 		OutOfView:            c.dropped,
+		Imported:             c.importedInView(),
 		Sampler:              sessions.SamplingOf(c.opt.Sampler),
 		EnableThinking:       c.thinking,
 	}
@@ -184,6 +187,13 @@ func (c *Conversation) restoreControllerKV(meta sessions.Meta) error {
 
 func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.changes++
+	c.imported = nil
+	if n := meta.Imported; n > 0 && n <= len(meta.Tokens) && meta.OutOfView == 0 && meta.TokenizerFingerprint == c.rt.Tok.Fingerprint() {
+		vocab := int32(c.rt.Weights.Config.VocabSize)
+		if ids := meta.Tokens[:n]; !slices.ContainsFunc(ids, func(id int32) bool { return id < 0 || id >= vocab }) {
+			c.imported = slices.Clone(ids)
+		}
+	}
 	c.kept = meta.Controller
 	c.messages = slices.Clone(meta.Messages)
 	c.seeds = slices.Clone(meta.ReplySeeds)
@@ -194,5 +204,42 @@ func (c *Conversation) takeMeta(meta sessions.Meta) {
 	c.created = meta.Created
 	if s := meta.Sampler.Config(); s.Validate() == nil {
 		c.opt.Sampler = s
+	}
+}
+
+// importedInView is how many imported tokens the model sees (0 when none
+// were, or their message left the view).
+func (c *Conversation) importedInView() int {
+	if c.dropped > 0 {
+		return 0
+	}
+	return len(c.imported)
+}
+
+// Imported is how many tokens at the start of the model's state were
+// imported (sessions.Meta.Imported) and are still in its view.
+func (c *Conversation) Imported() int { return c.importedInView() }
+
+// ImportedSession is the header of a new session on rt's model whose
+// model state, the tokens ids, comes from elsewhere: a prompt cache
+// mlx-lm saved, its ids read back from its values. Its transcript is one
+// user message holding the tokens' text, special tokens and all (what
+// the messages were is not known); the model sees the tokens as they
+// are, and the next message after them as afterImported says. created is
+// when the state was made (the chat template's date, for templates that
+// print it). Save it with the state, as it is.
+func ImportedSession(rt Runtime, ids []int32, created time.Time, sampler engine.SamplerConfig) sessions.Meta {
+	c := Conversation{rt: rt}
+	return sessions.Meta{
+		Created:              created.UTC(),
+		Updated:              time.Now().UTC(),
+		Model:                rt.Label,
+		ModelFingerprint:     rt.Weights.Fingerprint,
+		ModelSource:          c.source(),
+		TokenizerFingerprint: rt.Tok.Fingerprint(),
+		Tokens:               slices.Clone(ids),
+		Messages:             []chat.Message{{Role: "user", Content: rt.Tok.Decode(ids)}},
+		Imported:             len(ids),
+		Sampler:              sessions.SamplingOf(sampler),
 	}
 }

@@ -81,7 +81,9 @@ func inView(msgs []chat.Message, dropped int) []chat.Message {
 }
 
 // encode renders and tokenises what the model sees of msgs, each reply as
-// the ids it was generated as where they are known.
+// the ids it was generated as where they are known, after the imported
+// tokens when the message that stands for them is in view
+// (afterImported).
 func (c *Conversation) encode(msgs []chat.Message, dropped int, prompt bool) ([]int32, error) {
 	opt := c.renderOptions()
 	opt.AddGenerationPrompt = prompt
@@ -97,7 +99,46 @@ func (c *Conversation) encode(msgs []chat.Message, dropped int, prompt bool) ([]
 		}
 		n++
 	}
-	return c.rt.Template.EncodeReplies(c.rt.Tok, view, opt, replies)
+	if c.imported == nil || dropped > 0 || len(msgs) <= sys {
+		return c.rt.Template.EncodeReplies(c.rt.Tok, view, opt, replies)
+	}
+	view = slices.Delete(slices.Clone(view), sys, sys+1)
+	replies = slices.Delete(replies, sys, sys+1)
+	if len(view) == sys {
+		return slices.Clone(c.imported), nil
+	}
+	rest, err := c.rt.Template.EncodeReplies(c.rt.Tok, view, opt, replies)
+	if err != nil {
+		return nil, err
+	}
+	return c.afterImported(rest, view[:sys]), nil
+}
+
+// afterImported is the imported tokens followed by rest, the rendering of
+// the messages after them (head is its system message, if any). When the
+// imported tokens are the template's opening of a first user message and
+// plain text after it (what mlx_lm.cache_prompt saves: the message left
+// open), the next user message continues that text, as mlx_lm.generate
+// continues such a cache: rest goes on after its own such opening.
+// Otherwise rest follows them whole, less the special tokens the
+// tokenizer puts before a text (a second BOS).
+func (c *Conversation) afterImported(rest []int32, head []chat.Message) []int32 {
+	imp := c.imported
+	shared, err := c.rt.Template.SharedPrefix(c.rt.Tok, head, c.renderOptions())
+	if err == nil && len(shared) > 0 && hasPrefix(imp, shared) && hasPrefix(rest, shared) && !slices.ContainsFunc(imp[len(shared):], c.rt.Tok.IsSpecial) {
+		return slices.Concat(imp, rest[len(shared):])
+	}
+	lead := c.rt.Tok.AddSpecialTokens([]int32{-1})
+	lead = lead[:slices.Index(lead, -1)]
+	if len(lead) > 0 && hasPrefix(imp, lead) && hasPrefix(rest, lead) {
+		rest = rest[len(lead):]
+	}
+	return slices.Concat(imp, rest)
+}
+
+// hasPrefix reports whether ids begin with prefix.
+func hasPrefix(ids, prefix []int32) bool {
+	return len(ids) >= len(prefix) && slices.Equal(ids[:len(prefix)], prefix)
 }
 
 // renderOptions are the chat template's inputs besides the messages and

@@ -110,8 +110,10 @@ func ReadMeta(path string) (Meta, error) {
 // ForeignError is Open's and ReadMeta's error for a prompt cache that
 // mlx-lm saved (mlx_lm.cache_prompt, save_prompt_cache): it holds a
 // model's state but neither the token ids that state stands for nor a
-// transcript, so Driftwood cannot continue it: the next prompt would not
-// know what precedes it. OpenPromptCache reads its state.
+// transcript, so Driftwood cannot continue it as it is: the next prompt
+// would not know what precedes it. OpenPromptCache reads its state, and
+// `driftwood sessions import` makes a session of it (the ids read back
+// from the state by the CPU backend's RecoverTokens).
 type ForeignError struct {
 	// Model is mlx-lm's "model" metadata, what the cache was made with
 	// ("" when absent).
@@ -124,7 +126,7 @@ func (e *ForeignError) Error() string {
 		model = e.Model
 	}
 	return "a prompt cache mlx-lm saved for " + model + ", not a Driftwood session: mlx-lm keeps no token ids or transcript with the model's state, " +
-		"which Driftwood needs to continue a conversation (mlx_lm.generate --prompt-cache-file continues it; in Driftwood, start a new session)"
+		"which Driftwood needs to continue a conversation (`driftwood sessions import FILE --name NAME` makes a session of it, its tokens read back from the model's state; mlx_lm.generate --prompt-cache-file continues it as it is)"
 }
 
 // decodeMeta reads the header of a snapshot file and its metadata's
@@ -173,6 +175,9 @@ func validate(f *safetensors.File) (*Snapshot, error) {
 	}
 	if meta.OutOfView < 0 || meta.OutOfView > len(meta.Messages)-sys {
 		return nil, fmt.Errorf("header says %d messages are out of the model's view, but there are %d", meta.OutOfView, len(meta.Messages))
+	}
+	if n := meta.Imported; n != 0 && (n < 0 || n > len(meta.Tokens) || meta.OutOfView != 0 || len(meta.Messages) <= sys || meta.Messages[sys].Role != "user") {
+		return nil, fmt.Errorf("header says the first %d of %d tokens were imported, with %d messages out of view, but the first message after the system message is not a user message in view that could hold them", n, len(meta.Tokens), meta.OutOfView)
 	}
 	s := &cacheShape{layout: cm.layout, class: classKV, layers: kv.Layers, heads: kv.KVHeads, headDim: kv.HeadDim,
 		capacity: kv.Len, len: kv.Len, dtype: kv.DType}

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -124,6 +125,22 @@ func TestCorruptFilesAreRefused(t *testing.T) {
 		}
 		raw, _ := os.ReadFile(p)
 		try("out of view "+strconv.Itoa(n), raw, "out of the model's view")
+	}
+	meta.OutOfView = 0
+	for _, c := range []struct {
+		imported, outOfView int
+		first               string
+	}{{-1, 0, "user"}, {len(meta.Tokens) + 1, 0, "user"}, {2, 1, "user"}, {2, 0, "assistant"}} {
+		m := meta
+		m.Imported, m.OutOfView = c.imported, c.outOfView
+		m.Messages = slices.Clone(m.Messages)
+		m.Messages[0].Role = c.first
+		p := filepath.Join(dir, "imported.safetensors")
+		if err := Save(p, m, kv); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(p)
+		try(fmt.Sprintf("%d imported, %d out of view, first %s", c.imported, c.outOfView, c.first), raw, "were imported")
 	}
 	if _, err := Open(filepath.Join(dir, "missing.safetensors")); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)

@@ -62,8 +62,16 @@ type Meta struct {
 	// OutOfView is how many messages, the oldest after the system
 	// message, the model no longer sees: Tokens hold the rest. Absent
 	// means none.
-	OutOfView int      `json:"out_of_view,omitempty"`
-	Sampler   Sampling `json:"sampler"`
+	OutOfView int `json:"out_of_view,omitempty"`
+	// Imported, when not zero, says that the first Imported of Tokens are
+	// a model state brought in from elsewhere (`driftwood sessions
+	// import`: a prompt cache mlx-lm saved, which keeps no messages): the
+	// first message after the system message, a user message, holds
+	// their text, but the model sees the tokens as they are, and the
+	// messages after it rendered after them (conversation says how).
+	// Absent once that message is out of view.
+	Imported int      `json:"imported,omitempty"`
+	Sampler  Sampling `json:"sampler"`
 	// EnableThinking is the chat's thinking switch
 	// (chat.Options.EnableThinking); absent, as in files written before
 	// it was kept, the template decides.
