@@ -77,6 +77,7 @@ func Open(path string) (*Snapshot, error) {
 	}
 	s, err := validate(f)
 	if fe := (*ForeignError)(nil); errors.As(err, &fe) {
+		fe.Path = path
 		// Say what is wrong with a damaged one rather than what it is.
 		if _, perr := readPromptCache(f); perr != nil {
 			err = perr
@@ -101,6 +102,9 @@ func ReadMeta(path string) (Meta, error) {
 	}
 	defer f.Close()
 	meta, _, err := decodeMeta(f)
+	if fe := (*ForeignError)(nil); errors.As(err, &fe) {
+		fe.Path = path
+	}
 	if err != nil {
 		return Meta{}, fmt.Errorf("session %s: %w", path, err)
 	}
@@ -118,6 +122,8 @@ type ForeignError struct {
 	// Model is mlx-lm's "model" metadata, what the cache was made with
 	// ("" when absent).
 	Model string
+	// Path is the file ("" when not known).
+	Path string
 }
 
 func (e *ForeignError) Error() string {
@@ -125,8 +131,12 @@ func (e *ForeignError) Error() string {
 	if e.Model != "" {
 		model = e.Model
 	}
+	file := "FILE"
+	if e.Path != "" {
+		file = e.Path
+	}
 	return "a prompt cache mlx-lm saved for " + model + ", not a Driftwood session: mlx-lm keeps no token ids or transcript with the model's state, " +
-		"which Driftwood needs to continue a conversation (`driftwood sessions import FILE --name NAME` makes a session of it, its tokens read back from the model's state; mlx_lm.generate --prompt-cache-file continues it as it is)"
+		"which Driftwood needs to continue a conversation (`driftwood sessions import " + file + " --name NAME` makes a session of it, its tokens read back from the model's state; mlx_lm.generate --prompt-cache-file continues it as it is)"
 }
 
 // decodeMeta reads the header of a snapshot file and its metadata's
