@@ -13,7 +13,8 @@
 // ("model", "tokenizer_config"); and Driftwood's header as the metadata
 // entry "driftwood". A prompt cache that mlx-lm saved holds no tokens or
 // transcript: Open refuses it (ForeignError), OpenPromptCache reads its
-// model state.
+// model state, and `driftwood sessions import` makes a session of it
+// (Meta.Imported).
 package sessions
 
 import (
