@@ -176,11 +176,14 @@ func (j *attnJob) run(lo, hi, worker int) {
 	s := j.scr[worker]
 	hd, qDim := j.hd, j.heads*j.hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	groups := j.heads / j.per
 	slices := max(j.slices, 1)
 	for i := lo; i < hi; i++ {
+		// Items go head-major: a worker's next item is mostly the same
+		// kv head's next tokens, whose keys and values (1 MB a head at
+		// 4,096 positions of f16, on the 1B shape) are still in its L2.
 		item, slice := i/slices, i%slices
-		b0, h0 := item/groups*j.tpi, item%groups*j.per
+		tokenGroups := (j.n + j.tpi - 1) / j.tpi
+		b0, h0 := item%tokenGroups*j.tpi, item/tokenGroups*j.per
 		nv := min(j.tpi, j.n-b0) * j.per
 		q := s.q[:nv*hd]
 		for v := range nv {
