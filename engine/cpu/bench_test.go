@@ -246,3 +246,37 @@ func BenchmarkAttention(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAttentionDeep times one decode step's attention over every
+// layer of the 1B shape (16 layers, 32 query heads, 8 kv heads of 64)
+// after 8,192 positions, on one worker: 256 MB of f16 keys and values,
+// read from memory as a decode step deep in a chat reads them.
+func BenchmarkAttentionDeep(b *testing.B) {
+	const layers, heads, kvHeads, hd, n = 16, 32, 8, 64, 8192
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, typ := range []engine.KVType{engine.KVF16, engine.KVQ8} {
+		c := newCache(nil, typ, layers, kvHeads, hd, n)
+		c.reserve(n)
+		kv := randF32(rng, n*kvHeads*hd)
+		for l := range layers {
+			c.store(l, 0, n, kv, kv)
+		}
+		c.n = n
+		per := heads / kvHeads
+		s := newScratch(heads*hd, 1)
+		s.q, s.o, s.scores = make([]float32, per*hd), make([]float32, per*hd), make([]float32, per*n)
+		s.top, s.sum = make([]float32, per), make([]float32, per)
+		j := attnJob{c: c, p0: n - 1, n: 1, heads: heads, group: per, per: per, tpi: 1, hd: hd,
+			q: randF32(rng, heads*hd), out: make([]float32, heads*hd), scr: []*scratch{s}}
+		b.Run(string(typ), func(b *testing.B) {
+			for range b.N {
+				for l := range layers {
+					j.layer = l
+					j.run(0, j.items(), 0)
+				}
+			}
+			b.ReportMetric(float64(typ.BytesPerToken(layers, kvHeads*hd)*n)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
+		})
+		c.Close()
+	}
+}

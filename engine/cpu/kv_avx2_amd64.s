@@ -122,7 +122,8 @@ TEXT ·gemvTBF16AVX2(SB), NOSPLIT, $0-40
 // r < rows: per row, a chunk of eight elements is widened once (WIDEN8
 // from (SI) into Y4, stepping SI by STEP bytes) and multiplied into each
 // head's sums; the four sums are reduced together (three hadds). hd is a
-// multiple of 8. Registers: DI out, SI k, DX q, R8 rows, R9 hd, R12
+// multiple of 8. Each row prefetches the one 1 KiB on (BenchmarkAttentionDeep
+// f16 60 -> 54 ms). Registers: DI out, SI k, DX q, R8 rows, R9 hd, R12
 // stride in bytes, R13 q8 scales, AX the chunks done (over all rows: a
 // q8_0 row is whole blocks of four chunks).
 #define SCORES4(WIDEN8, STEP) \
@@ -134,6 +135,7 @@ TEXT ·gemvTBF16AVX2(SB), NOSPLIT, $0-40
 srow:                             \
 	TESTQ R8, R8 \
 	JZ    sdone \
+	PREFETCHT0 1024(SI) \
 	VXORPS Y0, Y0, Y0 \
 	VXORPS Y1, Y1, Y1 \
 	VXORPS Y2, Y2, Y2 \
@@ -244,6 +246,7 @@ vcols:                            \
 vrow:                             \
 	CMPQ         R15, R8 \
 	JGE          vstore \
+	PREFETCHT0   1024(BX) \
 	WIDEN16 \
 	VBROADCASTSS (AX), Y10 \
 	VFMADD231PS  Y8, Y10, Y0 \
