@@ -65,7 +65,9 @@ func TestRunGoldenGreedy(t *testing.T) {
 			if err := json.Unmarshal([]byte(line), &tl); err != nil {
 				t.Fatalf("%s: bad line %q: %v", name, line, err)
 			}
-			ids = append(ids, tl.ID)
+			if tl.ID >= 0 { // -1: the text of a character the reply's end cut short
+				ids = append(ids, tl.ID)
+			}
 		}
 		if !slices.Equal(ids, g.Greedy.Tokens) {
 			t.Errorf("%s: ids %v\nwant %v", name, ids, g.Greedy.Tokens)

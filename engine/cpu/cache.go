@@ -10,7 +10,6 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/internal/half"
-	"github.com/driftwoodlabs/driftwood/internal/mapfile"
 )
 
 // cacheBlock is how many positions the cache grows by at a time.
@@ -30,23 +29,7 @@ type cache struct {
 	kvHeads, headDim int
 	block            int     // positions per block
 	k, v             []plane // per layer
-	mem              *kvMemory
 	closed           bool
-}
-
-// kvMemory is the memory of a cache's blocks: for each block of
-// positions, one mapping that holds every layer's keys and values there
-// (mapfile.Anon: 2 MiB pages where the kernel gives them, so that filling
-// a fresh cache, a restore or a long prefill, does not pay a fault per 4
-// KiB). free unmaps it: Close, or the cache's cleanup when it is dropped
-// unclosed.
-type kvMemory struct{ regions [][]byte }
-
-func (m *kvMemory) free() {
-	for _, r := range m.regions {
-		mapfile.Unmap(r)
-	}
-	m.regions = nil
 }
 
 // plane is one layer's keys or values, block by block; only the slices of
@@ -61,10 +44,8 @@ type plane struct {
 var _ engine.Cache = (*cache)(nil)
 
 func newCache(checks *engine.Checks, typ engine.KVType, layers, kvHeads, headDim, window int) *cache {
-	c := &cache{checks: checks, typ: typ, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
-		k: make([]plane, layers), v: make([]plane, layers), mem: &kvMemory{}}
-	runtime.AddCleanup(c, (*kvMemory).free, c.mem)
-	return c
+	return &cache{checks: checks, typ: typ, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
+		k: make([]plane, layers), v: make([]plane, layers)}
 }
 
 func (c *cache) Len() int    { return c.n }
@@ -84,7 +65,6 @@ func (c *cache) capacity() int { return c.blocks() * c.block }
 // cache is still referenced.
 func (c *cache) Close() error {
 	c.k, c.v, c.closed = nil, nil, true
-	c.mem.free()
 	return nil
 }
 
@@ -110,7 +90,11 @@ func (c *cache) at(h, p int) (blk, off int) {
 }
 
 // reserve makes room for n positions a block at a time, so the per-token
-// path allocates only once every block of tokens.
+// path allocates only once every block of tokens: one allocation for
+// every layer's keys and values of a block. (Anonymous mappings with
+// huge pages asked for made a fresh cache slower to fill in the VMs this
+// was measured on, not faster: a 2,048-token restore of the 1B shape
+// took 84 ms into them against 36 ms into Go's heap; docs/RATIONALE.md.)
 func (c *cache) reserve(n int) {
 	size := c.block * c.kvDim() // elements of a layer's keys (or values)
 	// A plane's block in bytes, on a cache line; q8_0's scales after its
@@ -118,7 +102,7 @@ func (c *cache) reserve(n int) {
 	codes := size * max(c.typ.DType().Size(), 1)
 	planeBytes := (codes + size/engine.Q8Block*4 + 63) &^ 63
 	for c.capacity() < n {
-		region := c.region(2 * len(c.k) * planeBytes)
+		region := make([]byte, 2*len(c.k)*planeBytes)
 		for l := range c.k {
 			for _, p := range []*plane{&c.k[l], &c.v[l]} {
 				b := region[:planeBytes:planeBytes]
@@ -135,17 +119,6 @@ func (c *cache) reserve(n int) {
 			}
 		}
 	}
-}
-
-// region is n bytes of zeroed memory for a block of positions: mapped
-// (kvMemory), or from Go's heap where mapping fails.
-func (c *cache) region(n int) []byte {
-	r, err := mapfile.Anon(n)
-	if err != nil {
-		return make([]byte, n)
-	}
-	c.mem.regions = append(c.mem.regions, r)
-	return r
 }
 
 // store writes the keys and values of n tokens, each (kv_heads, head_dim),

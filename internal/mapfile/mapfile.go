@@ -1,5 +1,4 @@
-// Package mapfile maps a weights file into memory read-only (and
-// allocates memory that a KV cache fills at once, Anon), where the
+// Package mapfile maps a weights file into memory read-only, where the
 // kernel can, with 2 MiB pages: the mapping starts on a 2 MiB boundary
 // and asks for transparent huge pages (MADV_HUGEPAGE), so that a page
 // cache that holds the file in 2 MiB folios is mapped by one page-table
@@ -32,27 +31,8 @@ func Map(f *os.File, size int) ([]byte, error) {
 		}
 		return unsafe.Slice((*byte)(p), size), nil
 	}
-	return mapAligned(size, func(at unsafe.Pointer) (unsafe.Pointer, error) {
-		return unix.MmapPtr(int(f.Fd()), 0, at, uintptr(size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_FIXED)
-	})
-}
-
-// Anon maps size bytes of zeroed, private, read-write memory on a 2 MiB
-// boundary with transparent huge pages asked for: a KV cache's blocks,
-// which a restore or a long prefill fills at once, are then faulted in a
-// 2 MiB page at a time rather than 4 KiB (a fresh 47 MB cache took 6-25
-// ms of faults to fill, as long as the copy itself). Unmap it with Unmap;
-// Go's collector does not see it.
-func Anon(size int) ([]byte, error) {
-	return mapAligned(size, func(at unsafe.Pointer) (unsafe.Pointer, error) {
-		return unix.MmapPtr(-1, 0, at, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
-	})
-}
-
-// mapAligned reserves size plus a huge page of address space, maps size
-// bytes over its first 2 MiB boundary with mmap (which gets that address
-// and must map there) and gives the rest back.
-func mapAligned(size int, mmap func(at unsafe.Pointer) (unsafe.Pointer, error)) ([]byte, error) {
+	// Reserve size plus a huge page of address space, map the file over
+	// its first 2 MiB boundary and give the rest back.
 	span := uintptr(size + hugePage)
 	res, err := unix.MmapPtr(-1, 0, nil, span, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
@@ -60,7 +40,7 @@ func mapAligned(size int, mmap func(at unsafe.Pointer) (unsafe.Pointer, error)) 
 	}
 	off := (hugePage - uintptr(res)%hugePage) % hugePage
 	at := unsafe.Add(res, off)
-	p, err := mmap(at)
+	p, err := unix.MmapPtr(int(f.Fd()), 0, at, uintptr(size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_FIXED)
 	if err != nil {
 		unix.MunmapPtr(res, span)
 		return nil, err

@@ -43,27 +43,3 @@ func TestMap(t *testing.T) {
 		}
 	}
 }
-
-// TestAnon: anonymous memory comes zeroed, writable, on a 2 MiB boundary,
-// and unmaps.
-func TestAnon(t *testing.T) {
-	m, err := Anon(3<<20 + 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if uintptr(unsafe.Pointer(&m[0]))%hugePage != 0 || len(m) != 3<<20+5 {
-		t.Errorf("at %p, %d bytes", &m[0], len(m))
-	}
-	for i := range m {
-		if m[i] != 0 {
-			t.Fatalf("byte %d is %d, not zero", i, m[i])
-		}
-		m[i] = byte(i)
-	}
-	if m[len(m)-1] != byte(len(m)-1) {
-		t.Error("the last byte did not keep what was written")
-	}
-	if err := Unmap(m); err != nil {
-		t.Fatal(err)
-	}
-}
