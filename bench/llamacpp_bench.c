@@ -84,9 +84,20 @@ static void json_string(const char *s) {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 6) {
-		fprintf(stderr, "usage: %s MODEL.gguf PROMPT GEN THREADS BACKEND_DIR\n", argv[0]);
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: %s MODEL.gguf PROMPT GEN THREADS BACKEND_DIR [FLASH: on, off or auto]\n", argv[0]);
 		return 2;
+	}
+	enum llama_flash_attn_type flash = LLAMA_FLASH_ATTN_TYPE_AUTO;
+	if (argc == 7) {
+		if (strcmp(argv[6], "on") == 0) {
+			flash = LLAMA_FLASH_ATTN_TYPE_ENABLED;
+		} else if (strcmp(argv[6], "off") == 0) {
+			flash = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+		} else if (strcmp(argv[6], "auto") != 0) {
+			fprintf(stderr, "FLASH must be on, off or auto\n");
+			return 2;
+		}
 	}
 	const char *path = argv[1];
 	int n_prompt = atoi(argv[2]), n_gen = atoi(argv[3]), n_threads = atoi(argv[4]);
@@ -120,12 +131,15 @@ int main(int argc, char **argv) {
 	}
 	int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
 
-	// One ubatch holds the whole prompt, so that the prefill is a single
-	// graph, as llama-bench's pp test with -b and -ub at least the prompt.
+	// One ubatch holds a prompt of up to 512 tokens, so that its prefill
+	// is a single graph, as llama-bench's pp test with -b and -ub at least
+	// the prompt; a longer one (a decode depth) goes in ubatches of 512,
+	// llama.cpp's default, whose attention scores fit in memory.
 	struct llama_context_params cp = llama_context_default_params();
 	cp.n_ctx = (uint32_t)(n_prompt + n_gen);
 	cp.n_batch = (uint32_t)n_prompt;
-	cp.n_ubatch = (uint32_t)n_prompt;
+	cp.n_ubatch = (uint32_t)(n_prompt < 512 ? n_prompt : 512);
+	cp.flash_attn_type = flash;
 	cp.n_seq_max = 1;
 	cp.n_threads = n_threads;
 	cp.n_threads_batch = n_threads;
@@ -171,8 +185,8 @@ int main(int argc, char **argv) {
 	}
 	double t2 = now();
 
-	printf("{\"prefill_tok_per_s\":%.3f,\"decode_tok_per_s\":%.3f,\"threads\":%d,\"system_info\":",
-	       n_prompt / (t1 - t0), n_gen / (t2 - t1), n_threads);
+	printf("{\"prefill_tok_per_s\":%.3f,\"decode_tok_per_s\":%.3f,\"threads\":%d,\"flash_attn\":\"%s\",\"system_info\":",
+	       n_prompt / (t1 - t0), n_gen / (t2 - t1), n_threads, llama_flash_attn_type_name(flash));
 	json_string(llama_print_system_info());
 	printf("}\n");
 

@@ -33,6 +33,14 @@
 #   TYPES="Q4_K_M Q8_0" bench/vs-llamacpp.sh   # the same GGUF files
 #   DRIFTWOOD_ENV=DRIFTWOOD_KERNELS=float bench/vs-llamacpp.sh
 #   LOADED=1 TYPES=Q4_K_M PROMPTS=128 bench/vs-llamacpp.sh
+#   TYPES=Q4_K_M PROMPTS="16 1024 4096" GEN=32 FLASH=on bench/vs-llamacpp.sh
+#
+# The decode columns are speeds after PROMPT tokens of context: a list of
+# depths in PROMPTS is llama-bench's -d (their prefill columns are the
+# long prompts' prefill). llama.cpp keeps an f16 KV cache and takes
+# prompts over 512 tokens in ubatches of 512 (its default); FLASH (auto,
+# llama.cpp's default; on; off) is its flash attention, KV_TYPE (f16)
+# Driftwood's cache type (--kv-type).
 #
 # TYPES (q4 q8 f16; or Q8_0 Q4_K_M), PROMPTS (128 512), GEN (64), THREADS_LIST (1 2) and
 # RUNS (5) narrow or widen the matrix. DRIFTWOOD_ENV is a space-separated
@@ -50,6 +58,8 @@ THREADS_LIST=${THREADS_LIST:-1 2}
 RUNS=${RUNS:-5}
 DRIFTWOOD_ENV=${DRIFTWOOD_ENV:-}
 LOADED=${LOADED:-0}
+FLASH=${FLASH:-auto}
+KV_TYPE=${KV_TYPE:-f16}
 WORK=${WORK:-$(mktemp -d -t driftwood-vs-llamacpp.XXXXXX)}
 NLC_VERSION=3.21.1
 CHAT_PROMPT="Write a haiku about driftwood."
@@ -195,13 +205,13 @@ weight_bytes() {
 	esac
 }
 run_driftwood() { # type prompt threads load
-	driftwood bench --model "$(dw_model "$1")" --threads "$3" \
+	driftwood bench --model "$(dw_model "$1")" --threads "$3" --kv-type "$KV_TYPE" \
 		--prompt-tokens "$2" --gen-tokens "$GEN" --runs 1 --json 2>>"$log" |
 		jq -c --arg t "$1" --argjson p "$2" --argjson load "$4" --argjson bytes "$(weight_bytes "$1")" \
 			'{engine: "driftwood", type: $t, prompt: $p, threads: .threads, load: $load, bytes: $bytes, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib, kernels: (.kernels // null)}' >>"$results"
 }
 run_llamacpp() { # type prompt threads load
-	"$WORK/llamacpp_bench" "$WORK/1b-$(gguf_type "$1").gguf" "$2" "$GEN" "$3" "$bins" 2>>"$log" |
+	"$WORK/llamacpp_bench" "$WORK/1b-$(gguf_type "$1").gguf" "$2" "$GEN" "$3" "$bins" "$FLASH" 2>>"$log" |
 		jq -c --arg t "$1" --argjson p "$2" --argjson load "$4" --argjson bytes "$(stat -L -c %s "$WORK/1b-$(gguf_type "$1").gguf")" \
 			'{engine: "llama.cpp", type: $t, prompt: $p, threads: .threads, load: $load, bytes: $bytes, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, system_info: .system_info}' >>"$results"
 }
@@ -269,13 +279,13 @@ if [ -z "$cpu" ]; then
 	cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1 || true)
 fi
 echo "CPU: ${cpu:-unknown} ($(nproc) CPUs online, $(uname -sr))"
-jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" '
+jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" --arg flash "$FLASH" --arg kv "$KV_TYPE" '
 	def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
 	(map(select(.engine == "driftwood")) | map(.kernels // empty) | unique | join(", ")) as $k |
 	(map(select(.engine == "llama.cpp")) | map(.system_info // empty) | first // "unknown") as $si |
-	"Driftwood kernels: \(if $k == "" then "unknown" else $k end)" +
+	"Driftwood kernels: \(if $k == "" then "unknown" else $k end), \($kv) KV cache" +
 		(if $env == "" then "" else "  (environment: \($env))" end),
-	"llama.cpp (node-llama-cpp 3.21.1 prebuilt, CPU backend picked by ggml): \($si | sub(" \\| $"; ""))",
+	"llama.cpp (node-llama-cpp 3.21.1 prebuilt, CPU backend picked by ggml, f16 KV cache, flash attention \($flash)): \($si | sub(" \\| $"; ""))",
 	"Llama-3.2-1B shape, the same random weights in both engines, decode \($gen) tokens, median of \(map(select(.engine == "driftwood")) | group_by([.type, .prompt, .threads, .load]) | map(length) | min) alternating runs (tok/s)" +
 		(if any(.load == 1) then "; \"+busy\": a busy loop pinned to the last CPU throughout" else "" end),
 	""
