@@ -60,3 +60,21 @@ func asmQ8(f func(out *float32, codes *int8, scales, v *float32, rows, cols int)
 		f(&out[0], &codes[0], &scales[0], &v[0], rows, cols)
 	}
 }
+
+//go:noescape
+func attnValues4F16AVX512(out *float32, v *uint16, a *float32, stride, rows, hd int)
+
+//go:noescape
+func attnValues4BF16AVX512(out *float32, v *uint16, a *float32, stride, rows, hd int)
+
+// values4X uses the AVX-512 four-head value kernel where hd is whole
+// blocks of its 64 columns, the AVX2 one otherwise.
+func values4X(wide, narrow func(*float32, *uint16, *float32, int, int, int)) func(*float32, *uint16, *float32, int, int, int) {
+	return func(out *float32, v *uint16, a *float32, stride, rows, hd int) {
+		if hd%64 == 0 {
+			wide(out, v, a, stride, rows, hd)
+		} else {
+			narrow(out, v, a, stride, rows, hd)
+		}
+	}
+}

@@ -3,8 +3,9 @@ package cpu
 import "unsafe"
 
 // avx512Kernels is the AVX2 set with AVX-512 forms of the kernels that are
-// bound by arithmetic rather than memory: the affine ones and gemm4
-// (affine_avx512_amd64.s, gemm_avx512_amd64.s).
+// bound by arithmetic rather than memory: the affine ones, gemm4 and
+// attention's value products (affine_avx512_amd64.s, gemm_avx512_amd64.s,
+// kv_avx512_amd64.s).
 var avx512Kernels = func() kernelSet {
 	ks := avx2Kernels
 	ks.name = "avx512"
@@ -13,6 +14,8 @@ var avx512Kernels = func() kernelSet {
 	ks.dequantQ4 = affineDequant{4, [3]dequantAsm{dequantQ4SF32AVX512, dequantQ4SBF16AVX512, dequantQ4SF16AVX512}}.dequant
 	ks.dequantQ8 = affineDequant{8, [3]dequantAsm{dequantQ8SF32AVX512, dequantQ8SBF16AVX512, dequantQ8SF16AVX512}}.dequant
 	ks.gemm4 = asmGemm4(gemm4AVX512)
+	ks.values4 = [2]func(*float32, *uint16, *float32, int, int, int){
+		values4X(attnValues4F16AVX512, attnValues4F16AVX2), values4X(attnValues4BF16AVX512, attnValues4BF16AVX2)}
 	return ks
 }()
 
