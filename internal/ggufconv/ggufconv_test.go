@@ -47,10 +47,15 @@ func convert(t testing.TB, from string) (string, *Summary) {
 	return out, s
 }
 
-// open opens a model as the app does, on the CPU backend.
+// open opens a model as the app does, on the CPU backend with an f32 KV
+// cache: the comparisons are of the weights' conversion, which a 16-bit
+// cache's rounding would blur.
 func open(t testing.TB, name string) *chatopen.Loaded {
 	t.Helper()
-	l, err := chatopen.Open(context.Background(), name, chatopen.Options{Threads: 2})
+	l, err := chatopen.Open(context.Background(), name, chatopen.Options{Threads: 2,
+		NewBackend: func(m *engine.Model) (engine.Backend, error) {
+			return cpu.New(m, cpu.Options{Threads: 2, KVType: engine.KVF32})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

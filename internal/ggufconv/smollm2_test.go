@@ -61,7 +61,7 @@ func TestSmolLM2(t *testing.T) {
 		t.Logf("no int8 kernels here (%s): the float path alone is checked", fastest)
 		return
 	}
-	b, err := cpu.New(folder.Weights, cpu.Options{Threads: 2})
+	b, err := cpu.New(folder.Weights, cpu.Options{Threads: 2, KVType: engine.KVF32})
 	if err != nil {
 		t.Fatal(err)
 	}
