@@ -90,6 +90,10 @@ type Report struct {
 	// Fallback says why the model state could not be restored: the
 	// transcript was taken and the next reply processes it again.
 	Fallback error
+	// Converted, when set, says the model state was stored in another KV
+	// type than the cache keeps and was converted as it was restored
+	// ("its f32 KV state converted to f16").
+	Converted string
 	// Controller is the session's controller ("" when it had none, or
 	// when KeepController kept the conversation's); ControllerOn says it
 	// runs again, ControllerChanged that its module changed since the
@@ -149,6 +153,9 @@ func (c *Chat) restore(claim *sessions.Claim, rep *Report) error {
 		rep.Fallback = err
 	}
 	rep.Took, rep.Tokens = time.Since(start), c.conv.Tokens()
+	if to := c.conv.KVType(); rep.Fallback == nil && to != "" && snap.KV.Type() != to {
+		rep.Converted = fmt.Sprintf("its %s KV state converted to %s", snap.KV.Describe(), to)
+	}
 	ctl := c.conv.Controller()
 	switch {
 	case ctl == nil || c.opt.KeepController:

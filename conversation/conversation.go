@@ -197,6 +197,10 @@ func (c *Conversation) Changes() uint64 { return c.changes }
 // Tokens is the number of positions the model holds.
 func (c *Conversation) Tokens() int { return c.seq.Cache.Len() }
 
+// KVType is the type the backend keeps the conversation's KV cache in
+// ("" when it does not say).
+func (c *Conversation) KVType() engine.KVType { return engine.KVTypeOf(c.rt.Backend) }
+
 // Window is the context window.
 func (c *Conversation) Window() int { return c.opt.Window }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
@@ -51,6 +52,18 @@ func (s *KVState) Type() KVType {
 		}
 	}
 	return ""
+}
+
+// Describe names s's type: a cache type, or for another quantisation its
+// bits and groups ("4-bit groups of 64").
+func (s *KVState) Describe() string {
+	if t := s.Type(); t != "" {
+		return string(t)
+	}
+	if q := s.Quant; q != nil {
+		return fmt.Sprintf("%d-bit groups of %d", q.Bits, q.Group)
+	}
+	return string(s.DType)
 }
 
 // q8Biases says whether every bias is −128 times its scale: the codes are

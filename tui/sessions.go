@@ -169,6 +169,9 @@ func (p *chatPage) showOpened(rep chatsession.Report, note, before string) {
 		return
 	}
 	text := fmt.Sprintf("session %s: restored %s tokens in %s", rep.Name, thousands(rep.Tokens), formatMillis(rep.Took))
+	if rep.Converted != "" {
+		text += " (" + rep.Converted + ")"
+	}
 	if rep.Fallback != nil {
 		text = fmt.Sprintf("session %s: %v\nThe transcript is back; the next message re-processes it (slower, nothing is lost).", rep.Name, rep.Fallback)
 	}

@@ -145,7 +145,11 @@ func reportOpen(rep chatsession.Report, errOut io.Writer) {
 	case rep.Fallback != nil:
 		fmt.Fprintf(errOut, "%v\nre-processing the transcript instead (slower, nothing is lost)\n", rep.Fallback)
 	default:
-		fmt.Fprintf(errOut, "restored %d tokens in %s\n", rep.Tokens, rep.Took.Round(time.Microsecond))
+		converted := ""
+		if rep.Converted != "" {
+			converted = " (" + rep.Converted + ")"
+		}
+		fmt.Fprintf(errOut, "restored %d tokens in %s%s\n", rep.Tokens, rep.Took.Round(time.Microsecond), converted)
 	}
 	switch {
 	case rep.ControllerErr != nil:

@@ -201,3 +201,21 @@ func TestSessionKeepsAnUnavailableController(t *testing.T) {
 		t.Errorf("the store holds %d steps, want more than %d: the controller did not resume with its store", n, first)
 	}
 }
+
+// TestRunSessionKVTypeConverted: a session saved from an f16 cache and
+// continued with --kv-type f32 says once that its state was converted.
+func TestRunSessionKVTypeConverted(t *testing.T) {
+	dir := t.TempDir()
+	model := golden.ModelDir("tiny-f32")
+	if _, errOut, code := runCLI(t, "run", "--model", model, "--session", "s", "--sessions-dir", dir, "--prompt", "Hello", "--max-tokens", "4", "--temp", "0"); code != 0 {
+		t.Fatalf("new session: exit %d, %s", code, errOut)
+	}
+	_, errOut, code := runCLI(t, "run", "--model", model, "--session", "s", "--sessions-dir", dir, "--kv-type", "f32", "--prompt", "More", "--max-tokens", "4", "--temp", "0")
+	if code != 0 || strings.Count(errOut, "its f16 KV state converted to f32") != 1 {
+		t.Errorf("continued with an f32 cache: exit %d, %s", code, errOut)
+	}
+	_, errOut, _ = runCLI(t, "run", "--model", model, "--session", "s", "--sessions-dir", dir, "--kv-type", "f32", "--prompt", "Again", "--max-tokens", "4", "--temp", "0")
+	if strings.Contains(errOut, "converted") {
+		t.Errorf("saved from an f32 cache and continued in one, it says: %s", errOut)
+	}
+}
