@@ -285,6 +285,8 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 			// Below, together.
 		case "uniqueItems":
 			// false in both (checkKeywords allows no other).
+		case "propertyNames":
+			out[k] = map[string]any{"allOf": []any{old, v}} // a name must be valid for both
 		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
 			x, errx := decimalBound(old)
 			y, erry := decimalBound(v)

@@ -2,7 +2,9 @@ package json
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/driftwoodlabs/driftwood/controllers/constraints/regex"
 )
@@ -48,26 +50,50 @@ type keyPats struct {
 // maxKeyPatterns bounds the patterns of one patternProperties.
 const maxKeyPatterns = 64
 
-// compilePatternProps compiles patternProperties of schema object s into
-// n (names and props declared already, extra set), merging the matching
-// patterns' schemas into each declared property's.
+// compilePatternProps compiles patternProperties and propertyNames of
+// schema object s into n (names and props declared already, extra set),
+// merging the matching patterns' schemas into each declared property's,
+// and making a declared name that propertyNames refuses impossible.
 func (c *compiler) compilePatternProps(n *node, s map[string]any, props map[string]any, at string) error {
-	raw, ok := s["patternProperties"]
-	if !ok {
+	pp := map[string]any{}
+	if raw, ok := s["patternProperties"]; ok {
+		if pp, ok = raw.(map[string]any); !ok {
+			return fmt.Errorf("schema %s: patternProperties must be an object", at)
+		}
+	}
+	rules, none, err := nameRules(s["propertyNames"], at+"/propertyNames")
+	if err != nil {
+		return err
+	}
+	if none {
+		// No name is valid: no property may come.
+		for bit := range n.props {
+			n.props[bit] = neverNode
+		}
+		n.extra = -1
 		return nil
 	}
-	pp, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("schema %s: patternProperties must be an object", at)
+	ruleDFAs := make([]*regex.DFA, len(rules))
+	for i, r := range rules {
+		if ruleDFAs[i], err = regex.Compile(r); err != nil {
+			return fmt.Errorf("schema %s: keyword \"propertyNames\": %v", at, err)
+		}
 	}
-	if len(pp) == 0 {
-		return nil
+	defer func() {
+		for bit, name := range n.names {
+			if !matchAll(ruleDFAs, name) {
+				n.props[bit] = neverNode // propertyNames refuses it
+			}
+		}
+	}()
+	if len(pp) == 0 && (len(rules) == 0 || n.extra < 0) {
+		return nil // no undeclared name, or none with rules to follow
 	}
 	if n.wide != nil {
-		return fmt.Errorf("schema %s: keyword \"patternProperties\" is enforced on objects of up to 64 declared properties only", at)
+		return fmt.Errorf("schema %s: keywords \"patternProperties\" and \"propertyNames\" (with undeclared names allowed) are enforced on objects of up to 64 declared properties only", at)
 	}
-	if len(pp) > maxKeyPatterns {
-		return fmt.Errorf("schema %s: keyword \"patternProperties\" with more than %d patterns is not enforced", at, maxKeyPatterns)
+	if len(pp)+len(rules) > maxKeyPatterns {
+		return fmt.Errorf("schema %s: keyword \"patternProperties\" with more than %d patterns is not enforced", at, maxKeyPatterns-len(rules))
 	}
 	pats := make([]string, 0, len(pp))
 	for p := range pp {
@@ -152,6 +178,10 @@ func (c *compiler) compilePatternProps(n *node, s map[string]any, props map[stri
 	key := func(t tuple) string {
 		return fmt.Sprint(t.st, t.cont)
 	}
+	// The rules follow the patterns in the product, as its last DFAs.
+	patBits := uint64(1)<<len(dfas) - 1
+	ruleBits := (uint64(1)<<len(rules) - 1) << len(dfas)
+	dfas = append(dfas, ruleDFAs...)
 	starts := tuple{st: make([]*regex.State, len(dfas))}
 	for i, d := range dfas {
 		starts.st[i] = d.Start()
@@ -197,17 +227,19 @@ func (c *compiler) compilePatternProps(n *node, s map[string]any, props map[stri
 			case b >= 0xc0:
 				t.cont = 1
 			}
-			live := false
+			live, ruled := false, true
 			for j, st := range states[i].st {
 				if st == nil {
 					continue
 				}
 				if nx, ok := dfas[j].Next(st, byte(b)); ok {
 					t.st[j], live = nx, true
+				} else if patBits>>j == 0 {
+					ruled = false // a rule of propertyNames can no longer match
 				}
 			}
-			if !live {
-				continue // not well-formed UTF-8: a search's (?s:.*) takes every character
+			if !live || !ruled {
+				continue // not well-formed UTF-8 (a search's (?s:.*) takes every character), or a name propertyNames refuses
 			}
 			k := key(t)
 			id, seen := index[k]
@@ -230,9 +262,12 @@ func (c *compiler) compilePatternProps(n *node, s map[string]any, props map[stri
 	}
 	for _, m := range masks {
 		idx := n.extra
-		if m != 0 {
+		switch {
+		case m&ruleBits != ruleBits:
+			idx = -1 // a rule of propertyNames does not match
+		case m&patBits != 0:
 			var err error
-			if idx, err = schemaOf(nil, m, at+"/patternProperties"); err != nil {
+			if idx, err = schemaOf(nil, m&patBits, at+"/patternProperties"); err != nil {
 				return err
 			}
 		}
@@ -405,4 +440,104 @@ func (g *grammar) patKeyNext(s state, b byte) (state, bool) {
 	}
 	s.lex = nl
 	return s, true
+}
+
+// nameRules reads propertyNames (v; nil when absent): the schema every
+// property name must be valid for. It is enforced where it is a string
+// schema of type, pattern, format, minLength, maxLength, const and enum
+// (with annotations, and allOf of such schemas, as merging writes them):
+// each becomes an expression in Go's syntax that a name's decoded
+// characters must match whole. none reports a schema no name is valid
+// for (false, a type without string, an enum of no string).
+func nameRules(v any, at string) (rules []string, none bool, err error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, false, nil
+	case bool:
+		return nil, !v, nil
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			switch {
+			case slices.Contains(annotations, k):
+			case k == "allOf":
+				list, _ := v[k].([]any)
+				for i, sub := range list {
+					r, no, err := nameRules(sub, fmt.Sprintf("%s/allOf/%d", at, i))
+					if err != nil || no {
+						return nil, no, err
+					}
+					rules = append(rules, r...)
+				}
+			case k == "type":
+				ty, err := types(v, at)
+				if err != nil {
+					return nil, false, err
+				}
+				if ty&tString == 0 {
+					return nil, true, nil
+				}
+			case k == "format", k == "pattern":
+				parts, err := patternExprs(map[string]any{k: v[k]}, at)
+				if err != nil {
+					return nil, false, err
+				}
+				rules = append(rules, parts...)
+			case k == "minLength", k == "maxLength":
+				i, ok := count(v[k])
+				if !ok {
+					return nil, false, fmt.Errorf("schema %s: %s must be a non-negative integer", at, k)
+				}
+				switch {
+				case k == "maxLength":
+					// Go's expressions count to 1000: a longer name is
+					// not written (stricter, as a lower maximum is).
+					rules = append(rules, fmt.Sprintf(`(?s:.){0,%d}`, min(i, 1000)))
+				case i > 1000:
+					return nil, false, fmt.Errorf("schema %s: minLength above 1000 is not enforced on property names", at)
+				default:
+					rules = append(rules, fmt.Sprintf(`(?s:.){%d}(?s:.*)`, i))
+				}
+			case k == "const", k == "enum":
+				values := []any{v[k]}
+				if k == "enum" {
+					if values, _ = v[k].([]any); values == nil {
+						return nil, false, fmt.Errorf("schema %s: enum must be an array", at)
+					}
+				}
+				var alts []string
+				for _, e := range values {
+					if s, ok := e.(string); ok {
+						alts = append(alts, regexp.QuoteMeta(s))
+					}
+				}
+				if len(alts) == 0 {
+					return nil, true, nil // no value is a name
+				}
+				rules = append(rules, `(?:`+strings.Join(alts, `|`)+`)`)
+			default:
+				return nil, false, fmt.Errorf("schema %s: keyword %q is not enforced in propertyNames by the json controller (it enforces type, pattern, format, minLength, maxLength, const and enum there), so the schema is refused", at, k)
+			}
+		}
+		return rules, false, nil
+	}
+	return nil, false, fmt.Errorf("schema %s: want an object or a boolean", at)
+}
+
+// matchAll reports whether name matches every DFA whole.
+func matchAll(dfas []*regex.DFA, name string) bool {
+	for _, d := range dfas {
+		st, ok := d.Start(), true
+		for j := 0; j < len(name) && ok; j++ {
+			st, ok = d.Next(st, name[j])
+		}
+		if !ok || !d.Accepts(st) {
+			return false
+		}
+	}
+	return true
 }

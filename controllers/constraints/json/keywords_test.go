@@ -63,6 +63,7 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"not":                  {`{"type":["string","null"],"not":{"type":"null"}}`, `"x"`, `null`},
 		"prefixItems":          {`{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}]}`, `[1,"a",null]`, `[1,2]`},
 		"patternProperties":    {`{"type":"object","patternProperties":{"^x-":{"type":"string"}}}`, `{"x-a":"s"}`, `{"x-a":1}`},
+		"propertyNames":        {`{"type":"object","propertyNames":{"pattern":"^[a-z]+$","maxLength":3}}`, `{"ab":1}`, `{"abcd":1}`},
 		"additionalItems":      {`{"type":"array","items":[{"type":"integer"}],"additionalItems":{"type":"string"}}`, `[1,"a"]`, `[1,2]`},
 	}
 	for _, k := range enforced {
@@ -104,7 +105,8 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"anyOf":[{"type":"string","format":"ipv6"},{"type":"null"}]}`, "format"},
 		{`{"type":"object","patternProperties":{"(?=x)":{}}}`, "patternProperties"},
 		{`{"allOf":[{"additionalProperties":false},{"patternProperties":{"^x":{}}}]}`, "patternProperties"},
-		{`{"type":"object","propertyNames":{"maxLength":3}}`, "propertyNames"},
+		{`{"type":"object","propertyNames":{"minimum":3}}`, "minimum"},
+		{`{"type":"object","properties":{"a":{}},"propertyNames":{"maxLength":3,"pattern":"(?=a)"},"additionalProperties":true}`, "pattern"},
 		{`{"$defs":{"s":{"$id":"x","type":"string"}},"$ref":"#/$defs/s"}`, "$id"},
 		{`{"type":"string","nullable":true}`, "nullable"},
 	} {

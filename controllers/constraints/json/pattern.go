@@ -312,28 +312,9 @@ const (
 // searched for (JSON Schema's patterns are unanchored), format matched
 // whole.
 func stringPattern(s map[string]any, at string) (*strPattern, error) {
-	var parts []string
-	if f, ok := s["format"]; ok {
-		name, _ := f.(string)
-		re, ok := formats[name]
-		if !ok {
-			return nil, fmt.Errorf("schema %s: keyword \"format\" %q is not enforced by the json controller (it enforces date, time, date-time, uuid, ipv4 and email), so the schema is refused", at, f)
-		}
-		parts = append(parts, re)
-	}
-	if p, ok := s["pattern"]; ok {
-		src, ok := p.(string)
-		if !ok {
-			return nil, fmt.Errorf("schema %s: pattern must be a string", at)
-		}
-		re, err := ecmaToGo(src)
-		if err != nil {
-			return nil, fmt.Errorf("schema %s: keyword \"pattern\" %q: %v", at, src, err)
-		}
-		parts = append(parts, `(?s:.*)(?:`+re+`)(?s:.*)`)
-	}
-	if len(parts) == 0 {
-		return nil, nil
+	parts, err := patternExprs(s, at)
+	if err != nil || len(parts) == 0 {
+		return nil, err
 	}
 	if len(parts) == 2 {
 		return nil, fmt.Errorf("schema %s: keyword \"pattern\" beside \"format\" is not supported", at)
@@ -354,6 +335,33 @@ func stringPattern(s map[string]any, at string) (*strPattern, error) {
 		return nil, fmt.Errorf("schema %s: keyword \"pattern\" (or format) makes an automaton of more than %d states, more than the json controller follows", at, maxDistStates)
 	}
 	return p, nil
+}
+
+// patternExprs returns the expressions (Go's syntax, matching whole
+// decoded strings) of a schema object's format and pattern: none, one or
+// both.
+func patternExprs(s map[string]any, at string) ([]string, error) {
+	var parts []string
+	if f, ok := s["format"]; ok {
+		name, _ := f.(string)
+		re, ok := formats[name]
+		if !ok {
+			return nil, fmt.Errorf("schema %s: keyword \"format\" %q is not enforced by the json controller (it enforces date, time, date-time, uuid, ipv4 and email), so the schema is refused", at, f)
+		}
+		parts = append(parts, re)
+	}
+	if p, ok := s["pattern"]; ok {
+		src, ok := p.(string)
+		if !ok {
+			return nil, fmt.Errorf("schema %s: pattern must be a string", at)
+		}
+		re, err := ecmaToGo(src)
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: keyword \"pattern\" %q: %v", at, src, err)
+		}
+		parts = append(parts, `(?s:.*)(?:`+re+`)(?s:.*)`)
+	}
+	return parts, nil
 }
 
 // strPattern is a string schema's pattern (or format) compiled.

@@ -15,7 +15,7 @@ import (
 
 // TestRandomSchemas generates schemas from the keywords the controller
 // enforces, combined at random (nested objects and arrays, bounds,
-// patterns, formats, enums, patternProperties, tuples in either draft's form, anyOf, oneOf,
+// patterns, formats, enums, patternProperties, propertyNames, tuples in either draft's form, anyOf, oneOf,
 // allOf, $ref), walks random
 // replies through the controller's masks on the Llama 3 vocabulary, and
 // validates every finished reply with an independent JSON Schema
@@ -288,6 +288,16 @@ func (g *schemaGen) object(depth int) map[string]any {
 			pp[genKeyPatterns[g.r.IntN(len(genKeyPatterns))]] = v
 		}
 		s["patternProperties"] = pp
+	}
+	if g.r.IntN(4) == 0 {
+		// Names held to a pattern, lengths, a list, or none at all.
+		s["propertyNames"] = []any{
+			map[string]any{"pattern": genKeyPatterns[g.r.IntN(len(genKeyPatterns))]},
+			map[string]any{"maxLength": 1 + g.r.IntN(3), "minLength": g.r.IntN(2)},
+			map[string]any{"enum": []any{"p0", "p2", "x1", 4}},
+			map[string]any{"type": "string", "format": "ipv4"},
+			false,
+		}[g.r.IntN(5)]
 	}
 	n := len(props)
 	if g.r.IntN(4) == 0 {

@@ -115,7 +115,7 @@ var (
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
 		"allOf", "anyOf", "oneOf", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
 		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies", "not",
-		"prefixItems", "additionalItems", "patternProperties"}
+		"prefixItems", "additionalItems", "patternProperties", "propertyNames"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
@@ -532,7 +532,7 @@ func types(s map[string]any, at string) (uint8, error) {
 			"items": tArray, "prefixItems": tArray, "additionalItems": tArray, "minItems": tArray, "maxItems": tArray, "minLength": tString, "maxLength": tString,
 			"pattern": tString, "format": tString, "minimum": tNumber, "maximum": tNumber, "exclusiveMinimum": tNumber,
 			"exclusiveMaximum": tNumber, "multipleOf": tNumber, "minProperties": tObject, "maxProperties": tObject,
-			"dependentRequired": tObject, "dependencies": tObject, "patternProperties": tObject} {
+			"dependentRequired": tObject, "dependencies": tObject, "patternProperties": tObject, "propertyNames": tObject} {
 			if _, ok := s[key]; ok {
 				ty |= bit
 			}
