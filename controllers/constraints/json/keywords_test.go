@@ -127,3 +127,28 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		t.Error("format is an assertion for many validators: it must be enforced or refused, not ignored")
 	}
 }
+
+// TestNotOfTypes: not of a schema that says only which types it takes
+// ({} and true take all, a not inside takes its own away) takes those
+// types away; a property whose schema is not {} cannot come.
+func TestNotOfTypes(t *testing.T) {
+	for _, c := range []struct{ schema, valid, invalid string }{
+		{`{"type":"object","properties":{"foo":{"not":{}},"bar":{}}}`, `{"bar":1}`, `{"foo":1}`},
+		{`{"type":"object","properties":{"foo":{"not":true}},"additionalProperties":true}`, `{"x":1}`, `{"foo":null}`},
+		{`{"not":{"not":{"type":"string"}}}`, `"s"`, `1`},
+		{`{"type":["string","boolean"],"not":{"type":"string","description":"d"}}`, `true`, `"s"`},
+		{`{"not":{"not":{}}}`, `[1]`, `[`},
+	} {
+		if !accepts(t, c.schema, c.valid) {
+			t.Errorf("%s refuses %s", c.schema, c.valid)
+		}
+		if accepts(t, c.schema, c.invalid) {
+			t.Errorf("%s takes %s", c.schema, c.invalid)
+		}
+	}
+	for _, schema := range []string{`{"not":{"not":{"type":"integer"}}}`, `{"not":{"type":"string","minLength":2}}`} {
+		if _, err := newGrammar().compileSchema(schema); err == nil || !strings.Contains(err.Error(), `"not"`) {
+			t.Errorf("%s: %v; want it refused, naming not", schema, err)
+		}
+	}
+}

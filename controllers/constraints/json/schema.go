@@ -494,32 +494,52 @@ func count(v any) (int64, bool) {
 }
 
 // notTypes reads "not", which the controller enforces where it takes
-// away types: not of a schema of only "type" (and annotations) takes away
-// those types (number takes integers too), not true every type, not
-// false none. Any other "not" refuses the schema, naming it.
+// away types: not of a schema of only "type", "not" and annotations
+// (true and {} accept every type, false none; a "not" inside takes its
+// types away) takes away the types that schema accepts (number takes
+// integers too). Any other "not" refuses the schema, naming it.
 func notTypes(v any, at string) (uint8, error) {
+	if ty, ok, err := typesOnly(v, at+"/not"); err != nil || ok {
+		return ty, err
+	}
+	return 0, fmt.Errorf("schema %s: keyword \"not\" is enforced only as not of a type (such as {\"not\":{\"type\":\"null\"}}), so the schema is refused", at)
+}
+
+// typesOnly returns the types schema v accepts where it says no more than
+// which (ok false where it says more, or where they are numbers that are
+// not integers, which a type set cannot hold).
+func typesOnly(v any, at string) (ty uint8, ok bool, err error) {
 	switch v := v.(type) {
 	case bool:
 		if v {
-			return tAny, nil
+			return tAny, true, nil
 		}
-		return 0, nil
+		return 0, true, nil
 	case map[string]any:
-		if _, ok := v["type"]; ok {
-			only := true
-			for k := range v {
-				only = only && (k == "type" || slices.Contains(annotations, k))
-			}
-			if only {
-				ty, err := types(v, at+"/not")
-				if ty&tNumber != 0 {
-					ty |= tInteger
-				}
-				return ty, err
+		for k := range v {
+			if k != "type" && k != "not" && !slices.Contains(annotations, k) {
+				return 0, false, nil
 			}
 		}
+		ty = tAny
+		if _, typed := v["type"]; typed {
+			if ty, err = types(v, at); err != nil {
+				return 0, false, err
+			}
+			if ty&tNumber != 0 {
+				ty |= tInteger
+			}
+		}
+		if ns, ok := v["not"]; ok {
+			ex, ok, err := typesOnly(ns, at+"/not")
+			if !ok || err != nil || ex&tInteger != 0 && ex&tNumber == 0 && ty&tNumber != 0 {
+				return 0, false, err
+			}
+			ty &^= ex
+		}
+		return ty, true, nil
 	}
-	return 0, fmt.Errorf("schema %s: keyword \"not\" is enforced only as not of a type (such as {\"not\":{\"type\":\"null\"}}), so the schema is refused", at)
+	return 0, false, nil
 }
 
 // types reads "type", or infers it from the other keywords.
