@@ -284,7 +284,7 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 		case "properties", "additionalProperties":
 			// Below, together.
 		case "uniqueItems":
-			// false in both (checkKeywords allows no other).
+			out[k] = old == true || v == true
 		case "propertyNames":
 			out[k] = map[string]any{"allOf": []any{old, v}} // a name must be valid for both
 		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":

@@ -178,6 +178,8 @@ func (g *grammar) Next(s state, b byte) (state, bool) {
 				return g.patKeyNext(s, b)
 			}
 			avail = g.avail(&s)
+		} else if s.lex.kind == lxLit {
+			avail = g.unused(&s.top)
 		}
 		s.lex, out = g.lexStep(s.lex, avail, b)
 		switch out {
@@ -281,7 +283,8 @@ func (g *grammar) startValue(s state, n int32, b byte) (state, bool) {
 	if nd.enum >= 0 {
 		pos := g.lits.child(nd.enum, b)
 		s.lex = lexer{kind: lxLit, node: n, pos: pos}
-		return s, pos >= 0
+		un := g.unused(&s.top)
+		return s, pos >= 0 && (un == allIDs || g.lits.sub[pos]&un != 0)
 	}
 	switch {
 	case b == '{' && nd.types&tObject != 0 && nd.objDepth <= g.room(&s):
@@ -398,11 +401,27 @@ func (g *grammar) valueDone(f *frame, val int32) {
 		f.phase = pObjNext
 	case pArrOpen, pArrComma:
 		nd := &g.nodes[f.node]
+		if nd.unique {
+			f.seen |= 1 << val
+		}
 		if int32(f.count) < nd.itemCount() {
 			f.count++ // counted only as far as a limit or the tuple needs
 		}
 		f.phase = pArrNext
 	}
+}
+
+// allIDs is unused's answer where every value may come.
+const allIDs = ^uint64(0)
+
+// unused returns the ids of the values an item of the array f may
+// still take: under uniqueItems those not written yet, elsewhere all
+// (allIDs: a literal trie that marks no ids takes all of its values).
+func (g *grammar) unused(f *frame) uint64 {
+	if (f.phase == pArrOpen || f.phase == pArrComma) && g.nodes[f.node].unique {
+		return ^f.seen
+	}
+	return allIDs
 }
 
 // push opens container f inside s.

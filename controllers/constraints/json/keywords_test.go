@@ -64,6 +64,7 @@ func TestEveryKeywordEnforced(t *testing.T) {
 		"prefixItems":          {`{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}]}`, `[1,"a",null]`, `[1,2]`},
 		"patternProperties":    {`{"type":"object","patternProperties":{"^x-":{"type":"string"}}}`, `{"x-a":"s"}`, `{"x-a":1}`},
 		"propertyNames":        {`{"type":"object","propertyNames":{"pattern":"^[a-z]+$","maxLength":3}}`, `{"ab":1}`, `{"abcd":1}`},
+		"uniqueItems":          {`{"type":"array","items":{"enum":["a","b",1]},"uniqueItems":true}`, `["a",1,"b"]`, `["a",1,"a"]`},
 		"additionalItems":      {`{"type":"array","items":[{"type":"integer"}],"additionalItems":{"type":"string"}}`, `[1,"a"]`, `[1,2]`},
 	}
 	for _, k := range enforced {
@@ -92,6 +93,8 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"type":"object","properties":{"zipCode":{"type":"string","pattern":"(?<=x)[0-9]{5}"}}}`, "pattern"},
 		{`{"type":"object","properties":{"a":{},"b":{}},"dependencies":{"a":{"required":["b"]}}}`, "dependencies"},
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
+		{`{"type":"array","items":{"type":"string"},"uniqueItems":true}`, "uniqueItems"},
+		{`{"type":"array","prefixItems":[{"const":1}],"items":{"const":1},"uniqueItems":true}`, "uniqueItems"},
 		{`{"type":"array","additionalItems":false}`, "additionalItems"},
 		{`{"type":"array","contains":{"type":"integer"}}`, "contains"},
 		{`{"type":"array","prefixItems":[{}],"unevaluatedItems":false}`, "unevaluatedItems"},

@@ -12,11 +12,13 @@ func (g *grammar) lexStep(l lexer, avail uint64, b byte) (lexer, int) {
 	case lxNumber:
 		return g.numStep(l, b)
 	case lxLit:
-		if c := g.lits.child(l.pos, b); c >= 0 {
+		// avail: the ids of the values that may still come (uniqueItems;
+		// all ones elsewhere, where the trie marks no ids).
+		if c := g.lits.child(l.pos, b); c >= 0 && (avail == allIDs || g.lits.sub[c]&avail != 0) {
 			l.pos = c
 			return l, lexMore
 		}
-		if g.lits.term[l.pos] >= 0 {
+		if t := g.lits.term[l.pos]; t >= 0 && (avail == allIDs || avail&(1<<t) != 0) {
 			return l, lexDoneRe
 		}
 		return l, lexBad

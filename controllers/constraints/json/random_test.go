@@ -15,7 +15,7 @@ import (
 
 // TestRandomSchemas generates schemas from the keywords the controller
 // enforces, combined at random (nested objects and arrays, bounds,
-// patterns, formats, enums, patternProperties, propertyNames, tuples in either draft's form, anyOf, oneOf,
+// patterns, formats, enums, patternProperties, propertyNames, uniqueItems, tuples in either draft's form, anyOf, oneOf,
 // allOf, $ref), walks random
 // replies through the controller's masks on the Llama 3 vocabulary, and
 // validates every finished reply with an independent JSON Schema
@@ -219,6 +219,13 @@ func (g *schemaGen) value(depth int) map[string]any {
 		s := map[string]any{"type": "array", "items": g.value(depth + 1), "maxItems": 1 + g.r.IntN(3)}
 		if g.r.IntN(2) == 0 {
 			s["minItems"] = 1
+		}
+		if g.r.IntN(3) == 0 {
+			// Unique items of few values (refused where items take more).
+			s["uniqueItems"] = true
+			if g.r.IntN(3) != 0 {
+				s["items"] = map[string]any{"enum": genConsts[:2+g.r.IntN(len(genConsts)-2)]}
+			}
 		}
 		return s
 	case "tuple":

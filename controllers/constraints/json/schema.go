@@ -44,6 +44,10 @@ type node struct {
 	prefix   []int32
 	minItems int32
 	maxItems int32 // -1: no limit
+	// unique marks an array of uniqueItems: its items' enum trie ends
+	// each distinct value with its own id, and the frame's seen holds
+	// the ids written.
+	unique bool
 	minLen   int32 // string length in code points
 	maxLen   int32 // -1: no limit
 	// pat matches the decoded strings that pattern and format allow, nil
@@ -115,14 +119,13 @@ var (
 		"items", "minItems", "maxItems", "minLength", "maxLength", "$ref", "$defs", "definitions",
 		"allOf", "anyOf", "oneOf", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
 		"exclusiveMaximum", "multipleOf", "minProperties", "maxProperties", "dependentRequired", "dependencies", "not",
-		"prefixItems", "additionalItems", "patternProperties", "propertyNames"}
+		"prefixItems", "additionalItems", "patternProperties", "propertyNames", "uniqueItems"}
 	annotations = []string{"$schema", "$comment", "title", "description", "default", "examples",
 		"deprecated", "readOnly", "writeOnly", "contentEncoding", "contentMediaType"}
 )
 
 // checkKeywords refuses a schema object that uses a keyword outside the
-// allow-list (at names it). uniqueItems false is JSON Schema's default
-// and changes nothing; $id only at the root, where it cannot move a
+// allow-list (at names it); $id only at the root, where it cannot move a
 // $ref's base.
 func checkKeywords(s map[string]any, at string) error {
 	keys := make([]string, 0, len(s))
@@ -133,7 +136,7 @@ func checkKeywords(s map[string]any, at string) error {
 	for _, k := range keys {
 		switch {
 		case slices.Contains(enforced, k), slices.Contains(annotations, k), strings.HasPrefix(k, "x-"):
-		case k == "uniqueItems" && s[k] == false, k == "$id" && at == "#":
+		case k == "$id" && at == "#":
 		default:
 			return fmt.Errorf("schema %s: keyword %q is not enforced by the json controller, so the schema is refused rather than replies that break it allowed (it enforces %s)",
 				at, k, strings.Join(enforced, ", "))
@@ -467,6 +470,9 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 		n.types &^= tString // no string matches within the length limits
 	}
 	if err := c.items(&n, s, at); err != nil {
+		return n, err
+	}
+	if err := c.uniqueItems(&n, s, at); err != nil {
 		return n, err
 	}
 	if n.maxItems >= 0 && n.minItems > n.maxItems {

@@ -2,6 +2,7 @@ package json
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -122,6 +123,69 @@ func (c *compiler) items(n *node, s map[string]any, at string) error {
 	if n.items == neverNode {
 		n.maxItems = limitItems(n.maxItems, int32(len(n.prefix)))
 	}
+	return nil
+}
+
+// maxUnique bounds the distinct values of a uniqueItems array's items.
+const maxUnique = 64
+
+// uniqueItems compiles uniqueItems into n, its items compiled: enforced
+// where every item takes one schema of finitely many values (an enum or
+// const, boolean, null), whose distinct values (1 and 1.0 are one) get
+// their own ids in a trie of their own, and where at most one item may
+// come. Other arrays are refused, naming the keyword: telling strings or
+// numbers apart would hold every item written in the parser's state.
+func (c *compiler) uniqueItems(n *node, s map[string]any, at string) error {
+	v, ok := s["uniqueItems"]
+	if !ok {
+		return nil
+	}
+	on, ok := v.(bool)
+	if !ok {
+		return fmt.Errorf("schema %s: uniqueItems must be a boolean", at)
+	}
+	if !on || n.maxItems >= 0 && n.maxItems <= 1 {
+		return nil // no two items to compare
+	}
+	refuse := func(why string) error {
+		return fmt.Errorf("schema %s: keyword \"uniqueItems\" is enforced only on arrays whose items all take one schema of finitely many values (enum, const, boolean, null; at most %d) or of at most one item, and %s, so the schema is refused", at, maxUnique, why)
+	}
+	if len(n.prefix) > 0 {
+		return refuse("this one is a tuple")
+	}
+	it := c.g.nodes[n.items]
+	var values []any
+	switch {
+	case it.pending || it.union != nil || it.branches != nil:
+		return refuse("its items take more")
+	case it.enum >= 0:
+		values = it.values
+	case it.types != 0 && it.types&^(tBoolean|tNull) == 0:
+		if it.types&tBoolean != 0 {
+			values = append(values, true, false)
+		}
+		if it.types&tNull != 0 {
+			values = append(values, nil)
+		}
+	default:
+		return refuse("its items take more")
+	}
+	it.enum = c.g.lits.newNode()
+	var distinct []any
+	for _, v := range values {
+		id := slices.IndexFunc(distinct, func(w any) bool { return sameValue(v, w) })
+		if id < 0 {
+			if id = len(distinct); id == maxUnique {
+				return refuse("its items take more")
+			}
+			distinct = append(distinct, v)
+		}
+		c.g.lits.add(it.enum, encode(v), int32(id), 1<<id)
+	}
+	it.values = values
+	c.g.nodes = append(c.g.nodes, it)
+	n.items, n.unique = int32(len(c.g.nodes)-1), true
+	n.maxItems = limitItems(n.maxItems, int32(len(distinct))) // then every value is written
 	return nil
 }
 

@@ -122,3 +122,60 @@ func TestTuplesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueItems: under uniqueItems an array of enum, const, boolean or
+// null items takes each value once (1 and 1.0 are one value), no item
+// starts that could only end as a value written, and an array that
+// needs more items than there are values cannot be; with at most one
+// item, any items.
+func TestUniqueItems(t *testing.T) {
+	for _, c := range []struct {
+		schema string
+		ok     []string
+		bad    []string
+	}{
+		{`{"type":"array","items":{"enum":["a","ab",1,1.0,{"k":[1]}]},"uniqueItems":true}`,
+			[]string{`[]`, `["ab","a",1]`, `[{"k":[1]},"a"]`, `[1.0,"a"]`},
+			[]string{`["a","a"]`, `[1,1.0]`, `[1.0,1]`, `[{"k":[1]},{"k":[1]}]`, `["ab","a","ab"]`}},
+		{`{"type":"array","items":{"type":["boolean","null"]},"uniqueItems":true,"minItems":2}`,
+			[]string{`[true,false]`, `[null,true,false]`},
+			[]string{`[true,true]`, `[null,null]`, `[false]`, `[true,false,null,true]`}},
+		{`{"type":"array","items":{"type":"string"},"uniqueItems":true,"maxItems":1}`,
+			[]string{`["x"]`, `[]`},
+			[]string{`["x","y"]`}},
+		{`{"allOf":[{"type":"array","items":{"const":"x"}},{"uniqueItems":true}]}`,
+			[]string{`["x"]`},
+			[]string{`["x","x"]`}},
+	} {
+		for _, text := range c.ok {
+			if !accepts(t, c.schema, text) {
+				t.Errorf("%s refuses %s", c.schema, text)
+			}
+		}
+		for _, text := range c.bad {
+			if accepts(t, c.schema, text) {
+				t.Errorf("%s takes %s", c.schema, text)
+			}
+		}
+	}
+	// "a" written, the next item's "a cannot stop there but goes on to "ab".
+	g := newGrammar()
+	root, err := g.compileSchema(`{"type":"array","items":{"enum":["a","ab"]},"uniqueItems":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]bool{`["a","a`: true, `["a","a"`: false, `["a","ab","`: false, `["ab","a"`: true} {
+		s := state{top: frame{node: root, cur: -1, phase: pRoot}}
+		ok := true
+		for i := 0; i < len(prefix) && ok; i++ {
+			s, ok = g.Next(s, prefix[i])
+		}
+		if ok != want {
+			t.Errorf("%s: taken %v, want %v", prefix, ok, want)
+		}
+	}
+	// Three items of two values: no array is valid.
+	if _, err := newGrammar().compileSchema(`{"type":"array","items":{"type":"boolean"},"uniqueItems":true,"minItems":3}`); err == nil || !strings.Contains(err.Error(), "no value is valid") {
+		t.Errorf("three unique booleans: %v; want no value valid", err)
+	}
+}
