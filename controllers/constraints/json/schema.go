@@ -48,8 +48,8 @@ type node struct {
 	// each distinct value with its own id, and the frame's seen holds
 	// the ids written.
 	unique bool
-	minLen   int32 // string length in code points
-	maxLen   int32 // -1: no limit
+	minLen int32 // string length in code points
+	maxLen int32 // -1: no limit
 	// pat matches the decoded strings that pattern and format allow, nil
 	// for any.
 	pat *strPattern
