@@ -71,9 +71,11 @@ func combined(s map[string]any) bool {
 }
 
 // ignoredBesideRef reports whether keyword k changes nothing in a
-// combination: annotations, and definitions (reached by pointer).
+// combination: annotations and unknown keywords (checkKeywords refused
+// the misspelled ones already), definitions (reached by pointer), $id.
 func ignoredBesideRef(k string) bool {
-	return k == "$defs" || k == "definitions" || k == "$id" || slices.Contains(annotations, k) || strings.HasPrefix(k, "x-")
+	return k == "$defs" || k == "definitions" || k == "$id" || k == "id" ||
+		!slices.Contains(enforced, k) && !slices.Contains(unenforced, k)
 }
 
 // disjunction is an anyOf or a oneOf.
@@ -86,13 +88,25 @@ type disjunction struct {
 // combineOnce compiles a combination once: a $ref beside keywords
 // that leads back to it (through an object or array) finds the node
 // being built, as a plain $ref does.
+//
+// A combination is found by its text too: merging makes new schema
+// objects, and one that leads back to the same merge through a
+// container (a recursive schema inside an anyOf beside other keywords)
+// would otherwise be compiled again at every level, without end.
 func (c *compiler) combineOnce(s map[string]any, at string) (int32, error) {
 	key := reflect.ValueOf(s).Pointer()
 	if idx, ok := c.combos[key]; ok {
 		return idx, nil
 	}
+	text := string(encode(s))
+	if idx, ok := c.combosByText[text]; ok {
+		c.combos[key] = idx
+		c.kept = append(c.kept, s)
+		return idx, nil
+	}
 	idx := int32(len(c.g.nodes))
 	c.combos[key] = idx
+	c.combosByText[text] = idx
 	c.kept = append(c.kept, s)
 	c.g.nodes = append(c.g.nodes, node{pending: true})
 	sub, err := c.combine(s, at)

@@ -86,8 +86,9 @@ func TestEveryKeywordEnforced(t *testing.T) {
 // valid and is not enforced refuses the schema, naming it (the schemas
 // behind the invalid replies the issue found, zip codes against a
 // pattern, port 0 under minimum 1, an index over maximum, are enforced
-// now: TestEveryKeywordEnforced), and so does one the controller does
-// not know; annotations are ignored.
+// now: TestEveryKeywordEnforced), and so does an unknown one that looks
+// like a known one misspelled; annotations, and other unknown keywords
+// (vendors' extensions), are ignored, as JSON Schema says.
 func TestUnenforcedKeywordsRefused(t *testing.T) {
 	for _, c := range []struct{ schema, keyword string }{
 		{`{"type":"object","properties":{"zipCode":{"type":"string","pattern":"(?<=x)[0-9]{5}"}}}`, "pattern"},
@@ -95,7 +96,11 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"type":"array","uniqueItems":true}`, "uniqueItems"},
 		{`{"type":"array","items":{"type":"string"},"uniqueItems":true}`, "uniqueItems"},
 		{`{"type":"array","prefixItems":[{"const":1}],"items":{"const":1},"uniqueItems":true}`, "uniqueItems"},
-		{`{"type":"array","additionalItems":false}`, "additionalItems"},
+		{`{"type":"object","additonalProperties":false}`, "additonalProperties"},
+		{`{"type":"string","MinLength":3}`, "MinLength"},
+		{`{"type":"object","properties":{"a":{}},"require":["a"]}`, "require"},
+		{`{"type":"array","items":{},"minItem":2}`, "minItem"},
+		{`{"type":"object","if":{"required":["a"]},"then":{"required":["b"]}}`, "if"},
 		{`{"type":"array","contains":{"type":"integer"}}`, "contains"},
 		{`{"type":"array","prefixItems":[{}],"unevaluatedItems":false}`, "unevaluatedItems"},
 		{`{"type":"string","format":"hostname"}`, "format"},
@@ -110,7 +115,8 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"allOf":[{"additionalProperties":false},{"patternProperties":{"^x":{}}}]}`, "patternProperties"},
 		{`{"type":"object","propertyNames":{"minimum":3}}`, "minimum"},
 		{`{"type":"object","properties":{"a":{}},"propertyNames":{"maxLength":3,"pattern":"(?=a)"},"additionalProperties":true}`, "pattern"},
-		{`{"$defs":{"s":{"$id":"x","type":"string"}},"$ref":"#/$defs/s"}`, "$id"},
+		{`{"$defs":{"s":{"$id":"x","items":{"$ref":"#/$defs/t"}},"t":{}},"$ref":"#/$defs/s"}`, "$id"},
+		{`{"type":"object","properties":{"a":{"id":{"type":"string"}}}}`, "id"},
 		{`{"type":"string","nullable":true}`, "nullable"},
 	} {
 		err := New().Init(c.schema, llama(t).Vocab, nil)
@@ -121,9 +127,11 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 	for _, schema := range []string{
 		`{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://x/s","title":"T","description":"D","type":"string","default":"a","examples":["b"],"$comment":"c","deprecated":false,"readOnly":true,"x-go-type":"string"}`,
 		`{"type":"array","uniqueItems":false}`,
+		`{"type":"object","self":{"vendor":"com.acme","name":"e","format":"jsonschema","version":"1-0-0"},"properties":{"a":{"type":"string","_format":"uri","esriDocumentation":"d","id":"#a"}}}`,
+		`{"$defs":{"s":{"$id":"x","type":"string"}},"$ref":"#/$defs/s"}`,
 	} {
 		if err := New().Init(schema, llama(t).Vocab, nil); err != nil {
-			t.Errorf("%s: %v; annotations change nothing", schema, err)
+			t.Errorf("%s: %v; annotations and unknown keywords that are not misspellings change nothing", schema, err)
 		}
 	}
 	if slices.Contains(annotations, "format") {
@@ -153,5 +161,16 @@ func TestNotOfTypes(t *testing.T) {
 		if _, err := newGrammar().compileSchema(schema); err == nil || !strings.Contains(err.Error(), `"not"`) {
 			t.Errorf("%s: %v; want it refused, naming not", schema, err)
 		}
+	}
+}
+
+// TestCompileBounds: a schema nested deeper than the compiler goes is
+// refused with one error, not a crash (a recursive schema expanded
+// through allOf without end overflowed the stack: a CWL schema of
+// JSONSchemaBench did).
+func TestCompileBounds(t *testing.T) {
+	deep := strings.Repeat(`{"type":"object","properties":{"a":`, maxNesting+10) + `{}` + strings.Repeat(`}}`, maxNesting+10)
+	if _, err := newGrammar().compileSchema(deep); err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("a schema %d levels deep: %v; want it refused as nested too deep", maxNesting+10, err)
 	}
 }

@@ -36,8 +36,7 @@ func draftForm(v any) (int, string) {
 // tuple reads the array keywords of schema object s: the schemas of the
 // first items (nil for none), the schema of the others (true when none
 // is given) and the form they take. additionalItems without an array of
-// items is refused: every draft ignores it there, and the controller
-// ignores no keyword it was given.
+// items is ignored, as every draft ignores it there.
 func tuple(s map[string]any, at string) (prefix []any, rest any, form int, err error) {
 	p, hasPrefix := s["prefixItems"]
 	items, hasItems := s["items"]
@@ -61,8 +60,6 @@ func tuple(s map[string]any, at string) (prefix []any, rest any, form int, err e
 			rest = add
 		}
 		return list, rest, tupleOld, nil
-	case hasAdd:
-		return nil, nil, 0, fmt.Errorf("schema %s: keyword \"additionalItems\" is not enforced without \"items\" as an array of schemas (every draft ignores it then), so the schema is refused rather than the keyword ignored", at)
 	}
 	if hasItems {
 		rest = items
