@@ -219,7 +219,7 @@ func TestFormat(t *testing.T) {
 func TestPatternRefused(t *testing.T) {
 	for _, c := range []struct{ schema, says string }{
 		{`{"type":"string","format":"ipv6"}`, `"format" "ipv6"`},
-		{`{"type":"string","format":"uri"}`, `"format" "uri"`},
+		{`{"type":"string","format":"iri"}`, `"format" "iri"`},
 		{`{"type":"string","pattern":"(?=a)b"}`, "lookarounds"},
 		{`{"type":"string","pattern":"(a)\\1"}`, `\1`},
 		{`{"type":"string","pattern":"(?i)a"}`, "flags"},

@@ -103,7 +103,7 @@ func TestUnenforcedKeywordsRefused(t *testing.T) {
 		{`{"type":"object","if":{"required":["a"]},"then":{"required":["b"]}}`, "if"},
 		{`{"type":"array","contains":{"type":"integer"}}`, "contains"},
 		{`{"type":"array","prefixItems":[{}],"unevaluatedItems":false}`, "unevaluatedItems"},
-		{`{"type":"string","format":"hostname"}`, "format"},
+		{`{"type":"string","format":"idn-hostname"}`, "format"},
 		{`{"type":"string","maxLenght":3}`, "maxLenght"},
 		{`{"not":{"minimum":3}}`, "not"},
 		{`{"not":{"type":"integer"}}`, "not"},

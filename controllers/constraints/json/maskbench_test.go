@@ -21,7 +21,9 @@ import (
 // For every schema the controller accepts, no instance the corpus marks
 // invalid may be written, byte by byte as the masks see it; accepted
 // schemas, refusals by reason and the valid instances that can be
-// written are counted, by source.
+// written are counted, by source (llguidance 0.7.10's figures on the
+// same corpus, from its README: 8,929 schemas compiled, 8,909 passing
+// every test, no invalid instance generated).
 func TestMaskBench(t *testing.T) {
 	dir := os.Getenv("DRIFTWOOD_MASKBENCH")
 	if dir == "" {
@@ -31,7 +33,7 @@ func TestMaskBench(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no schemas in %s: %v", dir, err)
 	}
-	type tally struct{ schemas, accepted, valid, written, invalid int }
+	type tally struct{ schemas, accepted, passing, valid, written, invalid int }
 	bySource := map[string]*tally{}
 	reasons := map[string]int{}
 	kw := regexp.MustCompile(`keywords? "[^"]+"( "[^"]+")?|\$ref|anyOf: [a-z]+ [a-z]+|oneOf: [a-z]+ [a-z]+|allOf: [a-z]+ [a-z]+ [a-z]+|no value is valid|more than \d+ [a-z]+|not`)
@@ -75,6 +77,7 @@ func TestMaskBench(t *testing.T) {
 		}
 		g.root = root
 		tl.accepted++
+		passing := true
 		for _, tc := range c.Tests {
 			v, err := decodeOne(tc.Data)
 			if err != nil {
@@ -86,12 +89,17 @@ func TestMaskBench(t *testing.T) {
 				tl.valid++
 				if ok {
 					tl.written++
+				} else {
+					passing = false
 				}
 			case ok:
 				t.Errorf("%s: the invalid instance %s can be written", name, tc.Data)
 			default:
 				tl.invalid++
 			}
+		}
+		if passing {
+			tl.passing++
 		}
 	}
 	var all tally
@@ -102,16 +110,17 @@ func TestMaskBench(t *testing.T) {
 	slices.Sort(sources)
 	for _, s := range sources {
 		tl := bySource[s]
-		t.Logf("%-14s %5d of %5d schemas accepted (%4.1f%%); %5d invalid instances all impossible; %5d of %5d valid ones can be written",
-			s, tl.accepted, tl.schemas, 100*float64(tl.accepted)/float64(tl.schemas), tl.invalid, tl.written, tl.valid)
+		t.Logf("%-14s %5d of %5d schemas accepted (%4.1f%%), %5d with every valid instance writable; %5d invalid instances all impossible; %5d of %5d valid ones can be written",
+			s, tl.accepted, tl.schemas, 100*float64(tl.accepted)/float64(tl.schemas), tl.passing, tl.invalid, tl.written, tl.valid)
 		all.schemas += tl.schemas
 		all.accepted += tl.accepted
+		all.passing += tl.passing
 		all.invalid += tl.invalid
 		all.written += tl.written
 		all.valid += tl.valid
 	}
-	t.Logf("%-14s %5d of %5d schemas accepted (%4.1f%%); %5d invalid instances all impossible; %5d of %5d valid ones can be written",
-		"all", all.accepted, all.schemas, 100*float64(all.accepted)/float64(all.schemas), all.invalid, all.written, all.valid)
+	t.Logf("%-14s %5d of %5d schemas accepted (%4.1f%%), %5d with every valid instance writable; %5d invalid instances all impossible; %5d of %5d valid ones can be written",
+		"all", all.accepted, all.schemas, 100*float64(all.accepted)/float64(all.schemas), all.passing, all.invalid, all.written, all.valid)
 	type reason struct {
 		why string
 		n   int

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"fmt"
+	"maps"
+	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,7 +156,7 @@ type schemaGen struct {
 var (
 	genPatterns    = []string{"^[a-z]+$", "^[0-9]{3}-[0-9]{4}$", "ab", "^x", "[A-Z][a-z]*", "^(yes|no)$", "^[0-9]{5}$", "^(ab)+$"}
 	genKeyPatterns = []string{"^p[0-9]$", "^x", "[0-9]", "^(ab)+$", "z$", "^p1$", "^q.?$", "^[a-z]{2}$"}
-	genFormats     = []string{"date", "time", "date-time", "uuid", "ipv4", "email"}
+	genFormats     = []string{"date", "time", "date-time", "uuid", "ipv4", "email", "uri", "uri-reference", "hostname", "byte"}
 	genConsts      = []any{"red", 3, true, nil, 1.5, "a b", []any{1, "x"}, map[string]any{"k": 1}}
 )
 
@@ -368,4 +371,64 @@ func (g *schemaGen) tuple(depth int) map[string]any {
 		}
 	}
 	return s
+}
+
+// TestFormatsValid walks replies through each format the controller
+// enforces, as a string and as a property, and checks every finished one
+// with the reference validator asserting formats (OpenAPI's numeric
+// formats as integer bounds: the validator does not know them, so the
+// bounds are checked here).
+func TestFormatsValid(t *testing.T) {
+	l := llama(t)
+	replies := 40
+	if testing.Short() {
+		replies = 8
+	}
+	for _, f := range append(slices.Sorted(maps.Keys(formats)), "int32", "int64") {
+		src := fmt.Sprintf(`{"type":"object","properties":{"v":{"type":"string","format":%q}},"required":["v"],"additionalProperties":false}`, f)
+		if _, num := numFormats[f]; num {
+			src = fmt.Sprintf(`{"type":"object","properties":{"v":{"type":"number","format":%q}},"required":["v"],"additionalProperties":false}`, f)
+		}
+		check := compileReference(t, src)
+		s, err := sdktest.NewSession(New(), src, l.Vocab, l.Host())
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		finished := 0
+		for seed := range replies {
+			rep, err := s.Reply(sdktest.Options{Seed: uint64(seed), MaxTokens: 120, Prefer: closer(l), PreferBias: 0.3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.End == sdktest.EndFail || rep.End == sdktest.EndEmptyMask {
+				t.Errorf("%s: a dead end after %q", f, rep.Text)
+				continue
+			}
+			if rep.End != sdktest.EndStop && rep.End != sdktest.EndToken {
+				continue
+			}
+			finished++
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(rep.Text))
+			if err == nil {
+				err = check.Validate(inst)
+			}
+			if err == nil && numFormats[f] != [2]string{} {
+				var v struct{ V stdjson.Number }
+				if err = stdjson.Unmarshal(rep.Text, &v); err == nil {
+					lo, _ := new(big.Int).SetString(numFormats[f][0], 10)
+					hi, _ := new(big.Int).SetString(numFormats[f][1], 10)
+					x, ok := new(big.Int).SetString(string(v.V), 10)
+					if !ok || x.Cmp(lo) < 0 || x.Cmp(hi) > 0 {
+						err = fmt.Errorf("%s is not an integer in %s's range", v.V, f)
+					}
+				}
+			}
+			if err != nil {
+				t.Errorf("%s: reply %q is not valid: %v", f, rep.Text, err)
+			}
+		}
+		if finished < replies/4 {
+			t.Errorf("%s: only %d of %d replies finished", f, finished, replies)
+		}
+	}
 }

@@ -555,6 +555,14 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	if n.pat, err = stringPattern(s, at); err != nil {
 		return n, err
 	}
+	if f, _ := s["format"].(string); n.types&(tNumber|tInteger) != 0 && numFormats[f] != [2]string{} {
+		// OpenAPI's int32 and int64: integers in their range.
+		r := numFormats[f]
+		n.types = n.types&^tNumber | tInteger
+		if s, err = mergeSchemas(s, map[string]any{"minimum": stdjson.Number(r[0]), "maximum": stdjson.Number(r[1])}, at); err != nil {
+			return n, err
+		}
+	}
 	if n.types&(tNumber|tInteger) != 0 {
 		sp, err := numBounds(s, n.types&tNumber == 0, at)
 		if err != nil {
@@ -571,6 +579,8 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	}
 	if f, _ := s["format"].(string); f == "email" && (n.maxLen < 0 || n.maxLen > 254) {
 		n.maxLen = 254 // RFC 5321's limit, which the pattern keeps anyway
+	} else if f == "hostname" && (n.maxLen < 0 || n.maxLen > 253) {
+		n.maxLen = 253 // RFC 1123's
 	}
 	if p := n.pat; p != nil && !p.canFinish(p.states[p.start], 0, n.minLen, n.maxLen) || n.maxLen >= 0 && n.minLen > n.maxLen {
 		n.types &^= tString // no string matches within the length limits
