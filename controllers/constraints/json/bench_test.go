@@ -64,3 +64,17 @@ func BenchmarkColdStep(b *testing.B) {
 	cold := &Controller{c: sdk.NewConstraint(g, l.Vocab, l.Host(), sdk.ConstraintOptions{MaxCache: 1})}
 	sdktest.Replay(b, cold, replies)
 }
+
+// BenchmarkCompile compiles each test schema (what Init does before the
+// masks: patterns' automata, number bounds, combinations).
+func BenchmarkCompile(b *testing.B) {
+	for _, sc := range schemas {
+		b.Run(sc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := newGrammar().compileSchema(sc.schema); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
