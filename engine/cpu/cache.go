@@ -95,7 +95,9 @@ func (c *cache) at(h, p int) (blk, off int) {
 // huge pages asked for made a fresh cache slower to fill in the VMs this
 // was measured on, not faster: a 2,048-token restore of the 1B shape
 // took 84 ms into them against 36 ms into Go's heap; docs/RATIONALE.md.)
-func (c *cache) reserve(n int) {
+// It returns the regions it allocated.
+func (c *cache) reserve(n int) [][]byte {
+	var regions [][]byte
 	size := c.block * c.kvDim() // elements of a layer's keys (or values)
 	// A plane's block in bytes, on a cache line; q8_0's scales after its
 	// codes.
@@ -103,6 +105,7 @@ func (c *cache) reserve(n int) {
 	planeBytes := (codes + size/engine.Q8Block*4 + 63) &^ 63
 	for c.capacity() < n {
 		region := make([]byte, 2*len(c.k)*planeBytes)
+		regions = append(regions, region)
 		for l := range c.k {
 			for _, p := range []*plane{&c.k[l], &c.v[l]} {
 				b := region[:planeBytes:planeBytes]
@@ -119,6 +122,7 @@ func (c *cache) reserve(n int) {
 			}
 		}
 	}
+	return regions
 }
 
 // store writes the keys and values of n tokens, each (kv_heads, head_dim),
@@ -278,12 +282,13 @@ func (c *cache) Import(s *engine.KVState) error {
 	}
 	s = s.Convert(c.typ)
 	c.n = 0
-	c.reserve(s.Len)
-	// The layers are copied on every core at once: into a fresh cache
-	// the copy is as much the kernel zeroing the pages it touches first
-	// as the copy itself, and both go as fast on each core as on one.
-	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), len(c.k))
+	// Into a fresh cache the copy is as much the kernel giving it the
+	// pages it touches first as the copy itself: the new blocks are
+	// faulted in first, many pages a call, on every core.
+	prefault(c.reserve(s.Len), workers)
+	// The layers are copied on every core at once.
+	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for l := w; l < len(c.k); l += workers {

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package cpu
+
+// prefault does nothing where the kernel has no advice to populate
+// pages: they come at first touch.
+func prefault([][]byte, int) {}
