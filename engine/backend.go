@@ -69,6 +69,13 @@ type KVState struct {
 	DType                 safetensors.DType
 	K, V                  [][]byte // one entry per layer
 	Quant                 *KVQuant
+	// Hold, when set, says that K and V lie in a private copy-on-write
+	// mapping (a session file's): a cache of the state's type may use
+	// them in place, and write over them, rather than copy them. Hold
+	// keeps the mapping until the release it returns is first called
+	// (later calls do nothing); a nil release means the mapping is gone
+	// (copy instead).
+	Hold func() (release func() error)
 }
 
 // KVQuant describes a quantised KVState in mlx-lm's affine form: each

@@ -57,7 +57,8 @@ type Snapshot struct {
 	file *safetensors.File
 }
 
-// Close unmaps the file.
+// Close unmaps the file, unless a cache holds its KV state
+// (engine.KVState.Hold), which then unmaps it when done.
 func (s *Snapshot) Close() error { return s.file.Close() }
 
 // Open reads and validates the snapshot at path: the safetensors header,
@@ -71,7 +72,9 @@ func Open(path string) (*Snapshot, error) {
 	if err := limitedfile.Regular(path); err != nil {
 		return nil, fmt.Errorf("session %w", err)
 	}
-	f, err := safetensors.Open(path)
+	// Copy-on-write, so that a cache may adopt the KV state in place
+	// (engine.KVState.Hold) and write over it.
+	f, err := safetensors.OpenPrivate(path)
 	if err != nil {
 		return nil, fmt.Errorf("session %w", err)
 	}
@@ -214,7 +217,11 @@ func validate(f *safetensors.File) (*Snapshot, error) {
 	if err := checkNumbers(f, cm, s, "the header says"); err != nil {
 		return nil, err
 	}
-	return &Snapshot{Meta: meta, KV: kvState(s, ts), file: f}, nil
+	state := kvState(s, ts)
+	if s.len == s.capacity {
+		state.Hold = f.Hold // views into the file's copy-on-write mapping (Open)
+	}
+	return &Snapshot{Meta: meta, KV: state, file: f}, nil
 }
 
 // PromptCache is a file in mlx-lm's prompt-cache layout, one that mlx-lm

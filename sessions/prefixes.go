@@ -121,7 +121,7 @@ func openEntry(path string) (*Snapshot, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sf, err := safetensors.Map(f)
+	sf, err := safetensors.MapPrivate(f) // copy-on-write: a cache may adopt its KV state
 	if err != nil {
 		return nil, fmt.Errorf("is not a snapshot (%v)", err)
 	}

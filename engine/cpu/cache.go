@@ -2,8 +2,10 @@ package cpu
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -17,11 +19,13 @@ const cacheBlock = 256
 
 // cache holds keys and values in the cache's type (engine.KVType), in
 // blocks of positions that are allocated as the sequence grows and never
-// moved. A block of a layer is laid out (kv_heads, block, head_dim): one
+// moved. A plane keeps each block per kv head, (block, head_dim): one
 // head's keys (or values) for consecutive positions are contiguous, so
 // attention reads them front to back, one kernel call per block, in their
 // stored type (the kernels widen 16-bit values and q8_0 codes in
-// registers).
+// registers). The whole blocks of a restored session may lie in place in
+// its file's copy-on-write mapping (Import, engine.KVState.Hold), which
+// holds each head's positions contiguous too.
 type cache struct {
 	checks           *engine.Checks // the backend's, for Import
 	typ              engine.KVType
@@ -30,9 +34,13 @@ type cache struct {
 	block            int     // positions per block
 	k, v             []plane // per layer
 	closed           bool
+	// releases let go of the mappings whose blocks the planes use in
+	// place.
+	releases []func() error
 }
 
-// plane is one layer's keys or values, block by block; only the slices of
+// plane is one layer's keys or values, block by block and within a block
+// head by head: [b·kv_heads+h] is block b of head h. Only the slices of
 // the cache's type are used.
 type plane struct {
 	f [][]float32 // f32
@@ -55,17 +63,27 @@ func (c *cache) kvDim() int  { return c.kvHeads * c.headDim }
 // blocks is how many blocks of positions are allocated.
 func (c *cache) blocks() int {
 	p := &c.k[0]
-	return max(len(p.f), len(p.h), len(p.q))
+	return max(len(p.f), len(p.h), len(p.q)) / c.kvHeads
 }
 
 // capacity is how many positions the allocated blocks hold.
 func (c *cache) capacity() int { return c.blocks() * c.block }
 
 // Close drops the blocks, so that their memory is freed even while the
-// cache is still referenced.
+// cache is still referenced, and lets go of the mappings it used.
 func (c *cache) Close() error {
 	c.k, c.v, c.closed = nil, nil, true
-	return nil
+	return c.release(nil)
+}
+
+// release lets go of the mappings held, keeping keep.
+func (c *cache) release(keep []func() error) error {
+	var errs []error
+	for _, r := range c.releases {
+		errs = append(errs, r())
+	}
+	c.releases = keep
+	return errors.Join(errs...)
 }
 
 // live panics when the cache is closed.
@@ -86,7 +104,7 @@ func (c *cache) Truncate(n int) {
 // at is where positions [p, p+m) of kv head h lie in their block: the
 // block and the offset of the first element; they must lie in one block.
 func (c *cache) at(h, p int) (blk, off int) {
-	return p / c.block, (h*c.block + p%c.block) * c.headDim
+	return p/c.block*c.kvHeads + h, p % c.block * c.headDim
 }
 
 // reserve makes room for n positions a block at a time, so the per-token
@@ -98,26 +116,28 @@ func (c *cache) at(h, p int) (blk, off int) {
 // It returns the regions it allocated.
 func (c *cache) reserve(n int) [][]byte {
 	var regions [][]byte
-	size := c.block * c.kvDim() // elements of a layer's keys (or values)
-	// A plane's block in bytes, on a cache line; q8_0's scales after its
+	size := c.block * c.headDim // elements of a head's keys (or values) in a block
+	// A head's block in bytes, on a cache line; q8_0's scales after its
 	// codes.
 	codes := size * max(c.typ.DType().Size(), 1)
-	planeBytes := (codes + size/engine.Q8Block*4 + 63) &^ 63
+	headBytes := (codes + size/engine.Q8Block*4 + 63) &^ 63
 	for c.capacity() < n {
-		region := make([]byte, 2*len(c.k)*planeBytes)
+		region := make([]byte, 2*len(c.k)*c.kvHeads*headBytes)
 		regions = append(regions, region)
 		for l := range c.k {
-			for _, p := range []*plane{&c.k[l], &c.v[l]} {
-				b := region[:planeBytes:planeBytes]
-				region = region[planeBytes:]
-				switch c.typ {
-				case engine.KVF32:
-					p.f = append(p.f, unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), size))
-				case engine.KVF16, engine.KVBF16:
-					p.h = append(p.h, unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), size))
-				default:
-					p.q = append(p.q, unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), size))
-					p.s = append(p.s, unsafe.Slice((*float32)(unsafe.Pointer(&b[codes])), size/engine.Q8Block))
+			for range c.kvHeads {
+				for _, p := range []*plane{&c.k[l], &c.v[l]} {
+					b := region[:headBytes:headBytes]
+					region = region[headBytes:]
+					switch c.typ {
+					case engine.KVF32:
+						p.f = append(p.f, unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), size))
+					case engine.KVF16, engine.KVBF16:
+						p.h = append(p.h, unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), size))
+					default:
+						p.q = append(p.q, unsafe.Slice((*int8)(unsafe.Pointer(&b[0])), size))
+						p.s = append(p.s, unsafe.Slice((*float32)(unsafe.Pointer(&b[codes])), size/engine.Q8Block))
+					}
 				}
 			}
 		}
@@ -273,8 +293,11 @@ func bytesOf[T float32 | uint16](s []T) []byte {
 }
 
 // Import replaces the contents with s, checked against the model and the
-// window. A state of the cache's own type is copied a span at a time;
-// another is converted first (engine.KVState.Convert).
+// window. A state of the cache's own type whose memory may be written
+// (engine.KVState.Hold: a session file mapped copy-on-write) is used in
+// place for its whole blocks, and only the positions after them copied;
+// another state of the cache's type is copied a span at a time; one of
+// another type is converted first (engine.KVState.Convert).
 func (c *cache) Import(s *engine.KVState) error {
 	c.live()
 	if err := c.checks.Import(c, s); err != nil {
@@ -282,8 +305,22 @@ func (c *cache) Import(s *engine.KVState) error {
 	}
 	s = s.Convert(c.typ)
 	c.n = 0
+	var keep []func() error
+	from := 0 // the first position copied
+	if full := s.Len / c.block; full > 0 && s.Hold != nil && c.adoptable(s) {
+		if release := s.Hold(); release != nil {
+			keep = []func() error{release}
+			runtime.AddCleanup(c, func(r func() error) { r() }, release) // a cache dropped unclosed
+			c.adopt(s, full)
+			from = full * c.block
+			prefaultRead(append(slices.Clone(s.K), s.V...), min(runtime.GOMAXPROCS(0), len(c.k)))
+		}
+	}
+	if keep == nil && len(c.releases) > 0 {
+		c.dropBlocks() // they lie in a mapping let go of below
+	}
 	workers := min(runtime.GOMAXPROCS(0), len(c.k))
-	// Into a fresh cache the copy is as much the kernel giving it the
+	// Into fresh blocks the copy is as much the kernel giving it the
 	// pages it touches first as the copy itself: the new blocks are
 	// faulted in first, many pages a call, on every core.
 	prefault(c.reserve(s.Len), workers)
@@ -292,22 +329,71 @@ func (c *cache) Import(s *engine.KVState) error {
 	for w := range workers {
 		wg.Go(func() {
 			for l := w; l < len(c.k); l += workers {
-				c.importPlane(&c.k[l], s.K[l], s, l, false)
-				c.importPlane(&c.v[l], s.V[l], s, l, true)
+				c.importPlane(&c.k[l], s.K[l], s, l, from, false)
+				c.importPlane(&c.v[l], s.V[l], s, l, from, true)
 			}
 		})
 	}
 	wg.Wait()
 	c.n = s.Len
-	return nil
+	return c.release(keep) // the mappings of an earlier state, no longer used
 }
 
-// importPlane copies the positions of src, a tensor of s (its layer l's
-// values or keys), into a plane.
-func (c *cache) importPlane(pl *plane, src []byte, s *engine.KVState, l int, values bool) {
+// adoptable reports whether s's tensors can be the cache's blocks in
+// place: float elements of the cache's type, aligned for it.
+func (c *cache) adoptable(s *engine.KVState) bool {
+	size := c.typ.DType().Size()
+	if c.typ == engine.KVQ8 || s.Quant != nil || s.DType != c.typ.DType() {
+		return false
+	}
+	for _, t := range append(slices.Clone(s.K), s.V...) {
+		if len(t) > 0 && uintptr(unsafe.Pointer(&t[0]))%uintptr(size) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// adopt makes the first full blocks of every plane views of s's tensors,
+// (kv_heads, len, head_dim) each, dropping the blocks held before.
+func (c *cache) adopt(s *engine.KVState, full int) {
+	c.dropBlocks()
+	size := c.typ.DType().Size()
+	span := c.block * c.headDim // elements of a head's block
+	for l := range c.k {
+		for i, pl := range [2]*plane{&c.k[l], &c.v[l]} {
+			src := s.K[l]
+			if i == 1 {
+				src = s.V[l]
+			}
+			for b := range full {
+				for h := range c.kvHeads {
+					at := ((h*s.Len + b*c.block) * c.headDim) * size
+					view := src[at : at+span*size]
+					if c.typ == engine.KVF32 {
+						pl.f = append(pl.f, asF32(view))
+					} else {
+						pl.h = append(pl.h, asU16(view))
+					}
+				}
+			}
+		}
+	}
+}
+
+// dropBlocks forgets every block, to be allocated again.
+func (c *cache) dropBlocks() {
+	for l := range c.k {
+		c.k[l], c.v[l] = plane{}, plane{}
+	}
+}
+
+// importPlane copies positions [from, len) of src, a tensor of s (its
+// layer l's values or keys), into a plane.
+func (c *cache) importPlane(pl *plane, src []byte, s *engine.KVState, l, from int, values bool) {
 	n := s.Len
 	for h := 0; h < c.kvHeads; h++ {
-		c.each(h, 0, n, func(p, blk, off, m int) {
+		c.each(h, from, n, func(p, blk, off, m int) {
 			i := (h*n + p) * c.headDim // the span's first element in src
 			e := m * c.headDim
 			switch c.typ {

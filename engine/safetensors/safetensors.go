@@ -18,6 +18,8 @@ import (
 	"math"
 	"os"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -85,6 +87,12 @@ type File struct {
 	// file's layout without reading the data.
 	HeaderSHA256 string
 	mapping      []byte
+	// holds counts who keeps the mapping: the file until Close, and
+	// each Hold until its release; the last one unmaps it.
+	holds  atomic.Int32
+	closed atomic.Bool
+	// private: mapped copy-on-write, its Data writable.
+	private bool
 }
 
 // Open maps path and parses its header.
@@ -110,6 +118,31 @@ func Open(path string) (*File, error) {
 // happened to its path since it was opened: a caller that checked f
 // (its owner, its mode) maps what it checked.
 func Map(f *os.File) (*File, error) {
+	return mapWith(f, false)
+}
+
+// MapPrivate is Map with the file mapped copy-on-write
+// (mapfile.MapPrivate): its tensors' Data may be written, in memory only,
+// by whoever holds them (Hold).
+func MapPrivate(f *os.File) (*File, error) {
+	return mapWith(f, true)
+}
+
+// OpenPrivate is Open with the file mapped copy-on-write, as MapPrivate.
+func OpenPrivate(path string) (*File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return MapPrivate(f)
+}
+
+func mapWith(f *os.File, private bool) (*File, error) {
+	mapFile := mapfile.Map
+	if private {
+		mapFile = mapfile.MapPrivate
+	}
 	path := f.Name()
 	st, err := f.Stat()
 	if err != nil {
@@ -125,7 +158,7 @@ func Map(f *os.File) (*File, error) {
 	if size > math.MaxInt {
 		return nil, fmt.Errorf("%s: file too large to map", path)
 	}
-	m, err := mapfile.Map(f, int(size))
+	m, err := mapFile(f, int(size))
 	if err != nil {
 		return nil, fmt.Errorf("%s: mmap: %w", path, err)
 	}
@@ -136,18 +169,41 @@ func Map(f *os.File) (*File, error) {
 	}
 	n := binary.LittleEndian.Uint64(m) // parse checked it
 	sum := sha256.Sum256(m[:8+n])
-	return &File{Path: path, Metadata: meta, Tensors: tensors, Size: size, HeaderSHA256: hex.EncodeToString(sum[:]), mapping: m}, nil
+	file := &File{Path: path, Metadata: meta, Tensors: tensors, Size: size, HeaderSHA256: hex.EncodeToString(sum[:]), mapping: m, private: private}
+	file.holds.Store(1) // the file's own, until Close
+	return file, nil
 }
 
-// Close unmaps the file; tensors' Data must not be used afterwards. Close is
-// idempotent.
+// Close unmaps the file, unless a Hold still keeps it; tensors' Data
+// must not be used afterwards but by a holder. Close is idempotent.
 func (f *File) Close() error {
-	if f.mapping == nil {
+	if f.closed.Swap(true) {
 		return nil
 	}
-	err := mapfile.Unmap(f.mapping)
-	f.mapping = nil
-	return err
+	return f.drop()
+}
+
+// drop lets go of one hold; the last unmaps.
+func (f *File) drop() error {
+	if f.holds.Add(-1) > 0 {
+		return nil
+	}
+	return mapfile.Unmap(f.mapping)
+}
+
+// Hold keeps the mapping, and so the tensors' Data, writable, after
+// Close, until the release it returns is called (once). A file mapped
+// read-only (Open, Map), or closed, gives nil.
+func (f *File) Hold() (release func() error) {
+	if !f.private || f.closed.Load() {
+		return nil
+	}
+	f.holds.Add(1)
+	var once sync.Once
+	return func() (err error) {
+		once.Do(func() { err = f.drop() })
+		return err
+	}
 }
 
 // Prefault starts mapping every page of the file in, in the background
@@ -156,7 +212,7 @@ func (f *File) Close() error {
 // in a page at a time. It returns at once; the file may be closed while it
 // runs.
 func (f *File) Prefault() {
-	if m := f.mapping; m != nil {
+	if m := f.mapping; m != nil && !f.closed.Load() {
 		go unix.Madvise(m, madvPopulateRead)
 	}
 }

@@ -56,7 +56,19 @@ func Map(f *os.File, size int) ([]byte, error) {
 	return m, nil
 }
 
-// Unmap unmaps a mapping made by Map. (Map maps with unix.MmapPtr, not
+// MapPrivate maps the first size bytes of f copy-on-write: readable and
+// writable, its pages the page cache's until written, a write never
+// reaching the file (a session's KV state, which a cache may adopt and
+// then overwrite). Unmap the result with Unmap.
+func MapPrivate(f *os.File, size int) ([]byte, error) {
+	p, err := unix.MmapPtr(int(f.Fd()), 0, nil, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), size), nil
+}
+
+// Unmap unmaps a mapping made by Map or MapPrivate. (Map maps with unix.MmapPtr, not
 // unix.Mmap, whose Munmap knows only its own mappings.)
 func Unmap(m []byte) error {
 	if len(m) == 0 {
