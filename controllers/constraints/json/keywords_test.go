@@ -174,3 +174,46 @@ func TestCompileBounds(t *testing.T) {
 		t.Errorf("a schema %d levels deep: %v; want it refused as nested too deep", maxNesting+10, err)
 	}
 }
+
+// TestNotRequired: not of required properties (and allOf, anyOf of
+// such) forbids their sets all present: no key comes that would
+// complete one, with what it then needs; a value that is not an object
+// passes the test, so not refuses it, unless the test says "object".
+func TestNotRequired(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"both", `{"type":"object","properties":{"a":{},"b":{}},"not":{"required":["a","b"]}}`,
+			[]string{`{}`, `{"a":1}`, `{"b":2}`}, []string{`{"a":1,"b":2}`, `{"b":2,"a":1}`}},
+		{"either", `{"properties":{"a":{},"b":{},"c":{}},"not":{"anyOf":[{"required":["a"]},{"required":["b"]}]}}`,
+			[]string{`{"c":1}`, `{}`}, []string{`{"a":1}`, `{"c":1,"b":2}`, `1`, `"s"`}},
+		{"objects only", `{"not":{"type":"object","required":["a"]}}`,
+			[]string{`1`, `{"b":1}`, `[]`}, []string{`{"a":1}`}},
+		{"with required", `{"type":"object","properties":{"a":{},"b":{}},"required":["a"],"not":{"required":["b"]}}`,
+			[]string{`{"a":1}`}, []string{`{"a":1,"b":2}`, `{"b":2,"a":1}`}},
+		{"with dependencies", `{"type":"object","properties":{"a":{},"c":{},"d":{}},"dependentRequired":{"a":["c"]},"not":{"allOf":[{"required":["a"]},{"required":["c"]}]}}`,
+			[]string{`{"c":1,"d":2}`}, []string{`{"a":1,"c":2}`, `{"a":1}`}},
+	})
+	g := newGrammar()
+	root, err := g.compileSchema(`{"type":"object","properties":{"a":{},"b":{}},"required":["a"],"not":{"required":["b"]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := state{top: frame{node: root, cur: -1, phase: pRoot}}
+	ok := true
+	for _, b := range []byte(`{"b`) {
+		if s, ok = g.Next(s, b); !ok {
+			break
+		}
+	}
+	if ok {
+		t.Error(`{"b is taken, though b with the required a completes the forbidden set`)
+	}
+	for schema, want := range map[string]string{
+		`{"type":"object","required":["a","b"],"not":{"required":["a","b"]}}`:                       "no value is valid",
+		`{"type":"object","properties":{"a":{}},"minProperties":1,"not":{"required":["a"]}}`:          "minProperties beside not",
+		`{"type":"object","properties":{"a":{}},"not":{"required":["a"],"properties":{"a":{"type":"string"}}}}`: `"not"`,
+	} {
+		if _, err := newGrammar().compileSchema(schema); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want it refused, saying %q", schema, err, want)
+		}
+	}
+}

@@ -23,6 +23,9 @@ type objRules struct {
 	// deps[bit]: the properties required once property bit is present,
 	// closed over (a required property requires its own); nil: none.
 	deps []uint64
+	// conflicts are sets of properties that may not all be present (a
+	// not of required ones).
+	conflicts []uint64
 }
 
 // countExtra marks, in an object frame's count, that an undeclared key
@@ -32,7 +35,7 @@ const countExtra = 1 << 31
 // objectRules compiles minProperties, maxProperties and the
 // dependencies of n (its properties compiled), with names the bit of
 // each name.
-func (c *compiler) objectRules(n *node, s map[string]any, deps map[string][]string, at string) error {
+func (c *compiler) objectRules(n *node, s map[string]any, deps map[string][]string, conflicts [][]string, at string) error {
 	o := &objRules{maxProps: -1}
 	for _, k := range []string{"minProperties", "maxProperties"} {
 		v, ok := s[k]
@@ -71,11 +74,26 @@ func (c *compiler) objectRules(n *node, s map[string]any, deps map[string][]stri
 			}
 		}
 	}
-	if o.minProps == 0 && o.maxProps < 0 && o.deps == nil {
+	for _, t := range conflicts {
+		var m uint64
+		for _, name := range t {
+			m |= 1 << slices.Index(n.names, name)
+		}
+		o.conflicts = append(o.conflicts, m)
+	}
+	if o.minProps == 0 && o.maxProps < 0 && o.deps == nil && o.conflicts == nil {
 		return nil
 	}
 	if n.wide != nil {
-		return fmt.Errorf("schema %s: minProperties, maxProperties and dependentRequired are enforced on objects of up to 64 declared properties only", at)
+		return fmt.Errorf("schema %s: minProperties, maxProperties, dependentRequired and not of required properties are enforced on objects of up to 64 declared properties only", at)
+	}
+	if o.conflicts != nil && o.minProps > 0 {
+		// Properties that conflict could be counted on to reach
+		// minProperties and then not come: a dead end.
+		return fmt.Errorf("schema %s: minProperties beside not of required properties is not enforced (the controller could not promise that a reply can always be finished)", at)
+	}
+	if o.clashes(o.needed(n, n.required)) {
+		n.types &^= tObject // the required properties conflict
 	}
 	if o.maxProps >= 0 && o.deps != nil {
 		// A property written early can leave no room under maxProperties
@@ -160,6 +178,17 @@ func (o *objRules) needed(nd *node, seen uint64) uint64 {
 	return need
 }
 
+// clashes reports whether the properties present holds every property of
+// a conflict.
+func (o *objRules) clashes(present uint64) bool {
+	for _, m := range o.conflicts {
+		if present&m == m {
+			return true
+		}
+	}
+	return false
+}
+
 // closes reports whether the object on top of s may end.
 func (g *grammar) closes(nd *node, f *frame) bool {
 	if !g.reqDone(nd, f.seen) {
@@ -199,6 +228,9 @@ func (o *objRules) fits(g *grammar, nd *node, f *frame, bit int, room int32) boo
 	} else {
 		extraUsed = true
 	}
+	if o.clashes(seen | o.needed(nd, seen)) {
+		return false // it, or a property it then needs, completes a conflict
+	}
 	if o.deps != nil || o.maxProps >= 0 {
 		if int32(bits.OnesCount64(o.needed(nd, seen)&^seen)) > left {
 			return false
@@ -222,7 +254,7 @@ func (o *objRules) fits(g *grammar, nd *node, f *frame, bit int, room int32) boo
 
 // availRules keeps, of avail, the declared properties that fit.
 func (o *objRules) availRules(g *grammar, nd *node, f *frame, avail uint64, room int32) uint64 {
-	if o.maxProps < 0 && o.minProps == 0 {
+	if o.maxProps < 0 && o.minProps == 0 && o.conflicts == nil {
 		return avail // dependencies: blocked already holds a property whose needs cannot come
 	}
 	for bit := range bitsOf(avail) {

@@ -18,7 +18,7 @@ import (
 
 // TestRandomSchemas generates schemas from the keywords the controller
 // enforces, combined at random (nested objects and arrays, bounds,
-// patterns, formats, enums, patternProperties, propertyNames, uniqueItems, tuples in either draft's form, anyOf, oneOf,
+// patterns, formats, enums, patternProperties, propertyNames, uniqueItems, not of required properties, tuples in either draft's form, anyOf, oneOf,
 // allOf, $ref), walks random
 // replies through the controller's masks on the Llama 3 vocabulary, and
 // validates every finished reply with an independent JSON Schema
@@ -326,6 +326,22 @@ func (g *schemaGen) object(depth int) map[string]any {
 			deps[from] = []any{fmt.Sprintf("p%d", g.r.IntN(n)), "p9"}[:1+g.r.IntN(2)]
 		}
 		s["dependentRequired"] = deps
+	}
+	if g.r.IntN(4) == 0 {
+		// Sets of properties that may not all come (one of them maybe
+		// required, or needed by a dependency).
+		pick := func() any {
+			i, j := g.r.IntN(n), g.r.IntN(n)
+			if i == j {
+				return []any{fmt.Sprintf("p%d", i)}
+			}
+			return []any{fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", j)}
+		}
+		s["not"] = []map[string]any{
+			{"required": pick()},
+			{"anyOf": []any{map[string]any{"required": pick()}, map[string]any{"required": pick()}}},
+			{"type": "object", "required": pick()},
+		}[g.r.IntN(3)]
 	}
 	return s
 }

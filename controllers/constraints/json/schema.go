@@ -518,6 +518,19 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 	}
 	if ns, ok := s["not"]; ok {
 		ex, err := notTypes(ns, at)
+		if dnf, objectOnly, ok := presence(ns); err != nil && ok {
+			// not of required properties: conflicts (objectRules); a
+			// value that is not an object is valid for the presence
+			// test, so not refuses it, unless the test says "object".
+			err = nil
+			if !objectOnly {
+				n.types &= tObject
+				n.loose &= tObject
+			}
+			if slices.ContainsFunc(dnf, func(t []string) bool { return len(t) == 0 }) {
+				n.types &^= tObject // every object passes the test
+			}
+		}
 		if err != nil {
 			return n, err
 		}
@@ -624,7 +637,7 @@ func notTypes(v any, at string) (uint8, error) {
 	if ty, ok, err := typesOnly(v, at+"/not"); err != nil || ok {
 		return ty, err
 	}
-	return 0, fmt.Errorf("schema %s: keyword \"not\" is enforced only as not of a type (such as {\"not\":{\"type\":\"null\"}}), so the schema is refused", at)
+	return 0, fmt.Errorf("schema %s: keyword \"not\" is enforced only as not of types (such as {\"not\":{\"type\":\"null\"}}) or of required properties, so the schema is refused", at)
 }
 
 // typesOnly returns the types schema v accepts where it says no more than
@@ -662,6 +675,92 @@ func typesOnly(v any, at string) (ty uint8, ok bool, err error) {
 		return ty, true, nil
 	}
 	return 0, false, nil
+}
+
+// maxConflicts bounds the sets of properties a not of required ones
+// forbids.
+const maxConflicts = 64
+
+// presence reads a schema that tests only which properties an object has
+// (required, allOf and anyOf of such, annotations; "type": "object" at its
+// top): the sets of names any of which, all present, pass it (an
+// expression in disjunctive form). objectOnly reports the "type":
+// "object" that makes a value of another type fail it; ok is false for a
+// schema that tests more.
+func presence(v any) (dnf [][]string, objectOnly, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return nil, false, false
+	}
+	if t, typed := m["type"]; typed {
+		if t != "object" && !(slices.Equal(asStrings(t), []string{"object"})) {
+			return nil, false, false
+		}
+		objectOnly = true
+	}
+	dnf = [][]string{{}}
+	and := func(other [][]string) bool {
+		var out [][]string
+		for _, a := range dnf {
+			for _, b := range other {
+				out = append(out, append(slices.Clone(a), b...))
+			}
+		}
+		dnf = out
+		return len(dnf) <= maxConflicts
+	}
+	for k, w := range m {
+		switch {
+		case k == "type", slices.Contains(annotations, k):
+		case k == "required":
+			names := asStrings(w)
+			if names == nil {
+				return nil, false, false
+			}
+			if !and([][]string{names}) {
+				return nil, false, false
+			}
+		case k == "allOf" || k == "anyOf":
+			list, _ := w.([]any)
+			if len(list) == 0 {
+				return nil, false, false
+			}
+			var union [][]string
+			for _, sub := range list {
+				d, subObj, ok := presence(sub)
+				if !ok || subObj {
+					return nil, false, false
+				}
+				if k == "allOf" && !and(d) {
+					return nil, false, false
+				}
+				union = append(union, d...)
+			}
+			if k == "anyOf" && (len(union) > maxConflicts || !and(union)) {
+				return nil, false, false
+			}
+		default:
+			return nil, false, false
+		}
+	}
+	return dnf, objectOnly, true
+}
+
+// asStrings reads a list of strings (nil for anything else).
+func asStrings(v any) []string {
+	list, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // types reads "type", or infers it from the other keywords.
@@ -737,6 +836,19 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 			}
 		}
 	}
+	var conflicts [][]string
+	if ns, ok := s["not"]; ok {
+		if _, isTypes, _ := typesOnly(ns, at); !isTypes {
+			conflicts, _, _ = presence(ns)
+		}
+	}
+	for _, t := range conflicts {
+		for _, r := range t {
+			if _, ok := props[r]; !ok && !slices.Contains(names, r) {
+				names = append(names, r)
+			}
+		}
+	}
 	if len(names) > maxProps {
 		return fmt.Errorf("schema %s: more than %d properties", at, maxProps)
 	}
@@ -762,7 +874,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		if err := c.compilePatternProps(n, s, props, at); err != nil {
 			return err
 		}
-		return c.objectRules(n, s, deps, at)
+		return c.objectRules(n, s, deps, conflicts, at)
 	}
 	n.keys = c.g.lits.newNode()
 	if len(names) > 64 {
@@ -801,7 +913,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 	if err := c.compilePatternProps(n, s, props, at); err != nil {
 		return err
 	}
-	return c.objectRules(n, s, deps, at)
+	return c.objectRules(n, s, deps, conflicts, at)
 }
 
 // dependencies reads dependentRequired, and draft-07's dependencies
