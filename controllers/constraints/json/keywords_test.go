@@ -208,8 +208,8 @@ func TestNotRequired(t *testing.T) {
 		t.Error(`{"b is taken, though b with the required a completes the forbidden set`)
 	}
 	for schema, want := range map[string]string{
-		`{"type":"object","required":["a","b"],"not":{"required":["a","b"]}}`:                       "no value is valid",
-		`{"type":"object","properties":{"a":{}},"minProperties":1,"not":{"required":["a"]}}`:          "minProperties beside not",
+		`{"type":"object","required":["a","b"],"not":{"required":["a","b"]}}`:                                   "no value is valid",
+		`{"type":"object","properties":{"a":{}},"minProperties":1,"not":{"required":["a"]}}`:                    "minProperties beside not",
 		`{"type":"object","properties":{"a":{}},"not":{"required":["a"],"properties":{"a":{"type":"string"}}}}`: `"not"`,
 	} {
 		if _, err := newGrammar().compileSchema(schema); err == nil || !strings.Contains(err.Error(), want) {
