@@ -1,3 +1,8 @@
+//go:build linux
+
+// The benchmarks drop a file's pages from the page cache with
+// posix_fadvise, which only Linux has.
+
 package weightsum
 
 import (
