@@ -142,6 +142,20 @@ func (c *compiler) combine(s map[string]any, at string) (int32, error) {
 			return 0, err
 		}
 	}
+	// An anyOf or oneOf that tests only which properties an object has
+	// becomes a rule of the object (objRules.groups), not branches.
+	var groups []presenceGroup
+	rest := ors[:0:0]
+	for _, d := range ors {
+		if g, ok := presenceOf(d); ok {
+			groups = append(groups, g)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	if ors = rest; len(groups) > 0 {
+		merged[presenceKey] = groups
+	}
 	if len(ors) == 0 {
 		return c.object(merged, at+"/allOf")
 	}
@@ -832,4 +846,31 @@ func (t *lits) has(root int32, s []byte) bool {
 		}
 	}
 	return t.term[n] >= 0
+}
+
+// presenceKey holds, in a merged schema, the anyOf and oneOf that test
+// only which properties an object has ([]presenceGroup): a key no JSON
+// schema holds with that value.
+const presenceKey = "\x00presence"
+
+// presenceGroup is an anyOf (one false) or oneOf (one true) whose
+// branches test only which properties an object has: each branch the
+// sets of names any of which, all present, pass it.
+type presenceGroup struct {
+	one      bool
+	branches [][][]string
+}
+
+// presenceOf reads d as a presenceGroup, where every branch tests only
+// which properties an object has (and says nothing of "type").
+func presenceOf(d disjunction) (presenceGroup, bool) {
+	g := presenceGroup{one: d.one}
+	for _, b := range d.branches {
+		dnf, objectOnly, ok := presence(b)
+		if !ok || objectOnly {
+			return g, false
+		}
+		g.branches = append(g.branches, dnf)
+	}
+	return g, len(g.branches) > 0
 }

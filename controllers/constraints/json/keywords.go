@@ -43,7 +43,7 @@ func checkKeywords(s map[string]any, at string) error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		switch {
-		case slices.Contains(enforced, k), slices.Contains(annotations, k):
+		case slices.Contains(enforced, k), slices.Contains(annotations, k), k == presenceKey:
 		case k == "$id" || k == "id":
 			if _, ok := s[k].(string); !ok {
 				return fmt.Errorf("schema %s: keyword %q must be a string", at, k)

@@ -217,3 +217,40 @@ func TestNotRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestRequiredAlternatives: an anyOf of required properties needs one
+// of its sets present at the end, a oneOf exactly one branch passing
+// (and refuses values that are not objects); no key comes after which
+// no set can be completed.
+func TestRequiredAlternatives(t *testing.T) {
+	checkCases(t, []coverageCase{
+		{"anyOf", `{"type":"object","properties":{"a":{},"b":{},"c":{}},"anyOf":[{"required":["a"]},{"required":["b"]}]}`,
+			[]string{`{"a":1}`, `{"b":1}`, `{"a":1,"b":2}`, `{"c":1,"b":2}`}, []string{`{}`, `{"c":1}`}},
+		{"oneOf", `{"properties":{"a":{},"b":{},"c":{}},"oneOf":[{"required":["a"]},{"required":["b","c"]}]}`,
+			[]string{`{"a":1}`, `{"b":1,"c":2}`, `{"a":1,"b":2}`}, []string{`{}`, `{"a":1,"b":2,"c":3}`, `{"b":1}`, `1`}},
+		{"anyOf of non-objects", `{"anyOf":[{"required":["a"]},{"required":["b"]}]}`,
+			[]string{`1`, `"s"`, `{"a":1}`}, []string{`{}`, `{"c":1}`}},
+		{"with maxProperties", `{"type":"object","properties":{"a":{},"b":{},"c":{}},"maxProperties":2,"anyOf":[{"required":["a","b"]},{"required":["c"]}]}`,
+			[]string{`{"a":1,"b":2}`, `{"c":1}`}, []string{`{"a":1,"c":2,"b":3}`}},
+	})
+	// No key comes after which no set can be completed: under
+	// maxProperties 1, a key that is no set's leaves none.
+	g := newGrammar()
+	root, err := g.compileSchema(`{"type":"object","properties":{"a":{},"b":{},"c":{}},"maxProperties":1,"anyOf":[{"required":["a"]},{"required":["b"]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := state{top: frame{node: root, cur: -1, phase: pRoot}}
+	ok := true
+	for _, b := range []byte(`{"c`) {
+		if s, ok = g.Next(s, b); !ok {
+			break
+		}
+	}
+	if ok {
+		t.Error(`{"c is taken, after which neither a nor b can come`)
+	}
+	if _, err := newGrammar().compileSchema(`{"type":"object","required":["a","b"],"oneOf":[{"required":["a"]},{"required":["b"]}]}`); err == nil || !strings.Contains(err.Error(), "no value is valid") {
+		t.Errorf("both branches required: %v; want no value valid", err)
+	}
+}

@@ -24,8 +24,11 @@ type objRules struct {
 	// closed over (a required property requires its own); nil: none.
 	deps []uint64
 	// conflicts are sets of properties that may not all be present (a
-	// not of required ones).
+	// not of required ones, two branches of a oneOf of them).
 	conflicts []uint64
+	// anyOf holds the sets of properties one of which must be present
+	// at the end (an anyOf or oneOf of required ones); nil: none.
+	anyOf []uint64
 }
 
 // countExtra marks, in an object frame's count, that an undeclared key
@@ -35,7 +38,7 @@ const countExtra = 1 << 31
 // objectRules compiles minProperties, maxProperties and the
 // dependencies of n (its properties compiled), with names the bit of
 // each name.
-func (c *compiler) objectRules(n *node, s map[string]any, deps map[string][]string, conflicts [][]string, at string) error {
+func (c *compiler) objectRules(n *node, s map[string]any, deps map[string][]string, conflicts, anyOf [][]string, at string) error {
 	o := &objRules{maxProps: -1}
 	for _, k := range []string{"minProperties", "maxProperties"} {
 		v, ok := s[k]
@@ -81,19 +84,26 @@ func (c *compiler) objectRules(n *node, s map[string]any, deps map[string][]stri
 		}
 		o.conflicts = append(o.conflicts, m)
 	}
-	if o.minProps == 0 && o.maxProps < 0 && o.deps == nil && o.conflicts == nil {
+	for _, t := range anyOf {
+		var m uint64
+		for _, name := range t {
+			m |= 1 << slices.Index(n.names, name)
+		}
+		o.anyOf = append(o.anyOf, m)
+	}
+	if o.minProps == 0 && o.maxProps < 0 && o.deps == nil && o.conflicts == nil && o.anyOf == nil {
 		return nil
 	}
 	if n.wide != nil {
 		return fmt.Errorf("schema %s: minProperties, maxProperties, dependentRequired and not of required properties are enforced on objects of up to 64 declared properties only", at)
 	}
-	if o.conflicts != nil && o.minProps > 0 {
+	if (o.conflicts != nil || o.anyOf != nil) && o.minProps > 0 {
 		// Properties that conflict could be counted on to reach
 		// minProperties and then not come: a dead end.
 		return fmt.Errorf("schema %s: minProperties beside not of required properties is not enforced (the controller could not promise that a reply can always be finished)", at)
 	}
-	if o.clashes(o.needed(n, n.required)) {
-		n.types &^= tObject // the required properties conflict
+	if o.clashes(o.needed(n, n.required)) || o.anyOf != nil && !o.reachable(n, n.required, ^uint64(0), -1) {
+		n.types &^= tObject // the required properties conflict, or no set of the anyOf can come
 	}
 	if o.maxProps >= 0 && o.deps != nil {
 		// A property written early can leave no room under maxProperties
@@ -136,6 +146,22 @@ func (o *objRules) depth(g *grammar, n *node, base int32) int32 {
 	d := base
 	for bit := range bitsOf(o.needed(n, n.required)) {
 		d = max(d, 1+g.nodes[n.props[bit]].minDepth)
+	}
+	if o.anyOf != nil {
+		// The set of the anyOf that needs the least.
+		best := int32(inf)
+		for _, m := range o.anyOf {
+			all := n.required | m | o.needed(n, n.required|m)
+			if o.clashes(all) {
+				continue
+			}
+			ds := int32(1)
+			for bit := range bitsOf(all) {
+				ds = max(ds, 1+g.nodes[n.props[bit]].minDepth)
+			}
+			best = min(best, ds)
+		}
+		d = max(d, best)
 	}
 	if o.minProps > 0 {
 		var ds []int32
@@ -189,6 +215,21 @@ func (o *objRules) clashes(present uint64) bool {
 	return false
 }
 
+// reachable reports whether, with the properties present, one set of
+// the anyOf can still be completed: it and what it then needs complete
+// no conflict, its missing properties may come (can), and they fit in
+// left more keys (left < 0: no limit).
+func (o *objRules) reachable(nd *node, present, can uint64, left int32) bool {
+	for _, m := range o.anyOf {
+		all := present | m | o.needed(nd, present|m)
+		missing := all &^ present
+		if !o.clashes(all) && missing&^can == 0 && (left < 0 || int32(bits.OnesCount64(missing)) <= left) {
+			return true
+		}
+	}
+	return false
+}
+
 // closes reports whether the object on top of s may end.
 func (g *grammar) closes(nd *node, f *frame) bool {
 	if !g.reqDone(nd, f.seen) {
@@ -199,6 +240,9 @@ func (g *grammar) closes(nd *node, f *frame) bool {
 		return true
 	}
 	if o.needed(nd, f.seen)&^f.seen != 0 {
+		return false
+	}
+	if o.anyOf != nil && !slices.ContainsFunc(o.anyOf, func(m uint64) bool { return f.seen&m == m }) {
 		return false
 	}
 	distinct := int32(bits.OnesCount64(f.seen))
@@ -231,6 +275,9 @@ func (o *objRules) fits(g *grammar, nd *node, f *frame, bit int, room int32) boo
 	if o.clashes(seen | o.needed(nd, seen)) {
 		return false // it, or a property it then needs, completes a conflict
 	}
+	if o.anyOf != nil && !o.reachable(nd, seen, ^nd.blocked[room], left) {
+		return false // no set of the anyOf could be completed after it
+	}
 	if o.deps != nil || o.maxProps >= 0 {
 		if int32(bits.OnesCount64(o.needed(nd, seen)&^seen)) > left {
 			return false
@@ -254,7 +301,7 @@ func (o *objRules) fits(g *grammar, nd *node, f *frame, bit int, room int32) boo
 
 // availRules keeps, of avail, the declared properties that fit.
 func (o *objRules) availRules(g *grammar, nd *node, f *frame, avail uint64, room int32) uint64 {
-	if o.maxProps < 0 && o.minProps == 0 && o.conflicts == nil {
+	if o.maxProps < 0 && o.minProps == 0 && o.conflicts == nil && o.anyOf == nil {
 		return avail // dependencies: blocked already holds a property whose needs cannot come
 	}
 	for bit := range bitsOf(avail) {

@@ -327,21 +327,26 @@ func (g *schemaGen) object(depth int) map[string]any {
 		}
 		s["dependentRequired"] = deps
 	}
+	pick := func() any {
+		i, j := g.r.IntN(n), g.r.IntN(n)
+		if i == j {
+			return []any{fmt.Sprintf("p%d", i)}
+		}
+		return []any{fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", j)}
+	}
 	if g.r.IntN(4) == 0 {
 		// Sets of properties that may not all come (one of them maybe
 		// required, or needed by a dependency).
-		pick := func() any {
-			i, j := g.r.IntN(n), g.r.IntN(n)
-			if i == j {
-				return []any{fmt.Sprintf("p%d", i)}
-			}
-			return []any{fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", j)}
-		}
 		s["not"] = []map[string]any{
 			{"required": pick()},
 			{"anyOf": []any{map[string]any{"required": pick()}, map[string]any{"required": pick()}}},
 			{"type": "object", "required": pick()},
 		}[g.r.IntN(3)]
+	}
+	if g.r.IntN(4) == 0 {
+		// One of these sets of properties must come (oneOf: one
+		// branch alone).
+		s[[]string{"anyOf", "oneOf"}[g.r.IntN(2)]] = []any{map[string]any{"required": pick()}, map[string]any{"required": pick()}}
 	}
 	return s
 }

@@ -412,6 +412,12 @@ func (c *compiler) fill(s map[string]any, at string) (node, error) {
 		n.types &^= ex
 		n.loose &^= ex
 	}
+	if groups, _ := s[presenceKey].([]presenceGroup); slices.ContainsFunc(groups, func(g presenceGroup) bool { return g.one && len(g.branches) > 1 }) {
+		// Every branch passes a value that is not an object: a oneOf of
+		// two or more refuses it.
+		n.types &= tObject
+		n.loose &= tObject
+	}
 	inline := c.inline
 	c.inline = 0 // a container's values start a new count
 	defer func() { c.inline = inline }()
@@ -577,7 +583,27 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 			conflicts, _, _ = presence(ns)
 		}
 	}
-	for _, t := range conflicts {
+	groups, _ := s[presenceKey].([]presenceGroup)
+	var sets [][]string
+	for _, g := range groups {
+		for i, b := range g.branches {
+			sets = append(sets, b...)
+			if !g.one {
+				continue
+			}
+			for _, later := range g.branches[i+1:] { // two branches passing
+				for _, x := range b {
+					for _, y := range later {
+						conflicts = append(conflicts, append(slices.Clone(x), y...))
+					}
+				}
+			}
+		}
+	}
+	if len(groups) > 1 || len(sets) > maxConflicts || len(conflicts) > maxConflicts {
+		return fmt.Errorf("schema %s: more than one anyOf or oneOf of required properties, or more than %d ways to pass them, is not enforced", at, maxConflicts)
+	}
+	for _, t := range append(slices.Clone(conflicts), sets...) {
 		for _, r := range t {
 			if _, ok := props[r]; !ok && !slices.Contains(names, r) {
 				names = append(names, r)
@@ -609,7 +635,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 		if err := c.compilePatternProps(n, s, props, at); err != nil {
 			return err
 		}
-		return c.objectRules(n, s, deps, conflicts, at)
+		return c.objectRules(n, s, deps, conflicts, sets, at)
 	}
 	n.keys = c.g.lits.newNode()
 	if len(names) > 64 {
@@ -648,7 +674,7 @@ func (c *compiler) properties(n *node, s map[string]any, at string) error {
 	if err := c.compilePatternProps(n, s, props, at); err != nil {
 		return err
 	}
-	return c.objectRules(n, s, deps, conflicts, at)
+	return c.objectRules(n, s, deps, conflicts, sets, at)
 }
 
 // dependencies reads dependentRequired, and draft-07's dependencies
