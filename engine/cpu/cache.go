@@ -34,9 +34,10 @@ type cache struct {
 	block            int     // positions per block
 	k, v             []plane // per layer
 	closed           bool
-	// releases let go of the mappings whose blocks the planes use in
-	// place.
-	releases []func() error
+	// held lets go of the mappings whose blocks the planes use in place
+	// (a pointer, so that a cache dropped unclosed lets go of them in a
+	// cleanup that does not keep it alive).
+	held *[]func() error
 }
 
 // plane is one layer's keys or values, block by block and within a block
@@ -52,8 +53,10 @@ type plane struct {
 var _ engine.Cache = (*cache)(nil)
 
 func newCache(checks *engine.Checks, typ engine.KVType, layers, kvHeads, headDim, window int) *cache {
-	return &cache{checks: checks, typ: typ, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
-		k: make([]plane, layers), v: make([]plane, layers)}
+	c := &cache{checks: checks, typ: typ, window: window, kvHeads: kvHeads, headDim: headDim, block: min(cacheBlock, window),
+		k: make([]plane, layers), v: make([]plane, layers), held: new([]func() error)}
+	runtime.AddCleanup(c, func(held *[]func() error) { releaseAll(held, nil) }, c.held)
+	return c
 }
 
 func (c *cache) Len() int    { return c.n }
@@ -78,11 +81,16 @@ func (c *cache) Close() error {
 
 // release lets go of the mappings held, keeping keep.
 func (c *cache) release(keep []func() error) error {
+	return releaseAll(c.held, keep)
+}
+
+// releaseAll calls the releases in held, which then holds keep.
+func releaseAll(held *[]func() error, keep []func() error) error {
 	var errs []error
-	for _, r := range c.releases {
+	for _, r := range *held {
 		errs = append(errs, r())
 	}
-	c.releases = keep
+	*held = keep
 	return errors.Join(errs...)
 }
 
@@ -310,13 +318,12 @@ func (c *cache) Import(s *engine.KVState) error {
 	if full := s.Len / c.block; full > 0 && s.Hold != nil && c.adoptable(s) {
 		if release := s.Hold(); release != nil {
 			keep = []func() error{release}
-			runtime.AddCleanup(c, func(r func() error) { r() }, release) // a cache dropped unclosed
 			c.adopt(s, full)
 			from = full * c.block
 			prefaultRead(append(slices.Clone(s.K), s.V...), min(runtime.GOMAXPROCS(0), len(c.k)))
 		}
 	}
-	if keep == nil && len(c.releases) > 0 {
+	if keep == nil && len(*c.held) > 0 {
 		c.dropBlocks() // they lie in a mapping let go of below
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(c.k))

@@ -104,13 +104,18 @@ type File struct {
 // whose range lies outside the file gives an error naming the file and the
 // tensor.
 func Open(path string) (*File, error) {
+	return openWith(path, false)
+}
+
+// openWith opens path and maps it, copy-on-write where private.
+func openWith(path string, private bool) (*File, error) {
 	// O_NONBLOCK so that a FIFO with no writer does not hang the open.
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Map(f)
+	return mapWith(f, private)
 }
 
 // Map maps the open file f and parses its header, as Open does; f may be
@@ -130,12 +135,7 @@ func MapPrivate(f *os.File) (*File, error) {
 
 // OpenPrivate is Open with the file mapped copy-on-write, as MapPrivate.
 func OpenPrivate(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return MapPrivate(f)
+	return openWith(path, true)
 }
 
 func mapWith(f *os.File, private bool) (*File, error) {

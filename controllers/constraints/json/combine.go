@@ -313,6 +313,10 @@ func mergeSchemas(a, b map[string]any, at string) (map[string]any, error) {
 			// Below, together.
 		case "uniqueItems":
 			out[k] = old == true || v == true
+		case presenceKey:
+			x, _ := old.([]presenceGroup)
+			y, _ := v.([]presenceGroup)
+			out[k] = append(slices.Clone(x), y...) // properties refuses more than one
 		case "propertyNames":
 			out[k] = map[string]any{"allOf": []any{old, v}} // a name must be valid for both
 		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":

@@ -2,6 +2,7 @@ package json
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -455,12 +456,7 @@ func nameRules(v any, at string) (rules []string, none bool, err error) {
 	case bool:
 		return nil, !v, nil
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			switch {
 			case slices.Contains(annotations, k):
 			case k == "allOf":

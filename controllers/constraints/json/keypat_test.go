@@ -104,63 +104,37 @@ func TestPatternPropertiesRefused(t *testing.T) {
 // cannot be written at all; no key starts that cannot end as a name it
 // takes.
 func TestPropertyNames(t *testing.T) {
-	for _, c := range []struct {
-		schema string
-		ok     []string
-		bad    []string
-	}{
-		{`{"type":"object","propertyNames":{"pattern":"^[a-z]+$","maxLength":3}}`,
+	checkCases(t, []coverageCase{
+		{"propertyNames", `{"type":"object","propertyNames":{"pattern":"^[a-z]+$","maxLength":3}}`,
 			[]string{`{}`, `{"ab":1,"xyz":[]}`},
 			[]string{`{"abcd":1}`, `{"a1":1}`, `{"":1}`}},
-		{`{"type":"object","properties":{"long":{},"ok":{}},"propertyNames":{"maxLength":2},"additionalProperties":{"type":"integer"}}`,
+		{"propertyNames", `{"type":"object","properties":{"long":{},"ok":{}},"propertyNames":{"maxLength":2},"additionalProperties":{"type":"integer"}}`,
 			[]string{`{"ok":1,"x":2}`},
 			[]string{`{"long":1}`, `{"x":"s"}`, `{"xyz":1}`}},
-		{`{"type":"object","propertyNames":{"enum":["a","b",1]},"minProperties":1}`,
+		{"propertyNames", `{"type":"object","propertyNames":{"enum":["a","b",1]},"minProperties":1}`,
 			[]string{`{"a":1}`, `{"b":1,"a":2}`},
 			[]string{`{}`, `{"c":1}`, `{"1":1}`, `{"ab":1}`}},
-		{`{"type":"object","propertyNames":{"format":"ipv4","minLength":8}}`,
+		{"propertyNames", `{"type":"object","propertyNames":{"format":"ipv4","minLength":8}}`,
 			[]string{`{"10.0.0.1":1}`},
 			[]string{`{"1.2.3.4":1}`, `{"10.0.0.256":1}`}},
-		{`{"type":"object","propertyNames":false}`,
+		{"propertyNames", `{"type":"object","propertyNames":false}`,
 			[]string{`{}`},
 			[]string{`{"a":1}`}},
-		{`{"type":"object","patternProperties":{"^x":{"type":"string"}},"propertyNames":{"pattern":"^x|^y"}}`,
+		{"propertyNames", `{"type":"object","patternProperties":{"^x":{"type":"string"}},"propertyNames":{"pattern":"^x|^y"}}`,
 			[]string{`{"xa":"s","y":1}`},
 			[]string{`{"xa":1}`, `{"z":1}`}},
-		{`{"allOf":[{"propertyNames":{"pattern":"a"}},{"propertyNames":{"pattern":"b"}}]}`,
+		{"propertyNames", `{"allOf":[{"propertyNames":{"pattern":"a"}},{"propertyNames":{"pattern":"b"}}]}`,
 			[]string{`{"ab":1,"ba":2}`},
 			[]string{`{"a":1}`, `{"b":1}`}},
-	} {
-		for _, text := range c.ok {
-			if !accepts(t, c.schema, text) {
-				t.Errorf("%s refuses %s", c.schema, text)
-			}
-		}
-		for _, text := range c.bad {
-			if accepts(t, c.schema, text) {
-				t.Errorf("%s takes %s", c.schema, text)
-			}
-		}
-	}
+	})
 	// A required name that propertyNames refuses: no object is valid.
-	g := newGrammar()
-	if _, err := g.compileSchema(`{"type":"object","required":["abc"],"propertyNames":{"maxLength":2}}`); err == nil || !strings.Contains(err.Error(), "no value is valid") {
+	if _, err := newGrammar().compileSchema(`{"type":"object","required":["abc"],"propertyNames":{"maxLength":2}}`); err == nil || !strings.Contains(err.Error(), "no value is valid") {
 		t.Errorf("a required name propertyNames refuses: %v; want no value valid", err)
 	}
 	// No key takes a character after which it cannot end as a name
 	// propertyNames takes.
 	for _, prefix := range []string{`{"b`, `{"ab`, `{"a\u`} {
-		g = newGrammar()
-		root, err := g.compileSchema(`{"type":"object","propertyNames":{"enum":["a","abc"]},"maxProperties":1,"additionalProperties":{"type":"null"},"properties":{"abc":{"type":"integer","minimum":1,"maximum":0}}}`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := state{top: frame{node: root, cur: -1, phase: pRoot}}
-		ok := true
-		for i := 0; i < len(prefix) && ok; i++ {
-			s, ok = g.Next(s, prefix[i])
-		}
-		if ok {
+		if takes(t, `{"type":"object","propertyNames":{"enum":["a","abc"]},"maxProperties":1,"additionalProperties":{"type":"null"},"properties":{"abc":{"type":"integer","minimum":1,"maximum":0}}}`, prefix) {
 			t.Errorf("%s is taken, after which no name can end", prefix)
 		}
 	}

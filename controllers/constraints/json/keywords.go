@@ -2,6 +2,7 @@ package json
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -36,12 +37,7 @@ var (
 // known one misspelled. $id (draft-04's id) is taken at the root, and
 // in a schema with no $ref below it, where it cannot move a $ref's base.
 func checkKeywords(s map[string]any, at string) error {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
 		switch {
 		case slices.Contains(enforced, k), slices.Contains(annotations, k), k == presenceKey:
 		case k == "$id" || k == "id":

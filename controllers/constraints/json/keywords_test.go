@@ -10,6 +10,22 @@ import (
 // value, byte by byte, as the controller's masks do.
 func accepts(t *testing.T, schema, text string) bool {
 	t.Helper()
+	g, s, ok := walk(t, schema, text)
+	return ok && g.Accepts(s)
+}
+
+// takes reports whether the grammar of schema takes every byte of
+// prefix, the start of a value.
+func takes(t *testing.T, schema, prefix string) bool {
+	t.Helper()
+	_, _, ok := walk(t, schema, prefix)
+	return ok
+}
+
+// walk reads text through the grammar of schema byte by byte: the state
+// after it, and false where a byte is refused.
+func walk(t *testing.T, schema, text string) (*grammar, state, bool) {
+	t.Helper()
 	g := newGrammar()
 	root, err := g.compileSchema(schema)
 	if err != nil {
@@ -20,10 +36,10 @@ func accepts(t *testing.T, schema, text string) bool {
 	for i := 0; i < len(text); i++ {
 		var ok bool
 		if s, ok = g.Next(s, text[i]); !ok {
-			return false
+			return g, s, false
 		}
 	}
-	return g.Accepts(s)
+	return g, s, true
 }
 
 // TestEveryKeywordEnforced walks the allow-list: each enforced keyword,
@@ -192,19 +208,7 @@ func TestNotRequired(t *testing.T) {
 		{"with dependencies", `{"type":"object","properties":{"a":{},"c":{},"d":{}},"dependentRequired":{"a":["c"]},"not":{"allOf":[{"required":["a"]},{"required":["c"]}]}}`,
 			[]string{`{"c":1,"d":2}`}, []string{`{"a":1,"c":2}`, `{"a":1}`}},
 	})
-	g := newGrammar()
-	root, err := g.compileSchema(`{"type":"object","properties":{"a":{},"b":{}},"required":["a"],"not":{"required":["b"]}}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := state{top: frame{node: root, cur: -1, phase: pRoot}}
-	ok := true
-	for _, b := range []byte(`{"b`) {
-		if s, ok = g.Next(s, b); !ok {
-			break
-		}
-	}
-	if ok {
+	if takes(t, `{"type":"object","properties":{"a":{},"b":{}},"required":["a"],"not":{"required":["b"]}}`, `{"b`) {
 		t.Error(`{"b is taken, though b with the required a completes the forbidden set`)
 	}
 	for schema, want := range map[string]string{
@@ -235,19 +239,7 @@ func TestRequiredAlternatives(t *testing.T) {
 	})
 	// No key comes after which no set can be completed: under
 	// maxProperties 1, a key that is no set's leaves none.
-	g := newGrammar()
-	root, err := g.compileSchema(`{"type":"object","properties":{"a":{},"b":{},"c":{}},"maxProperties":1,"anyOf":[{"required":["a"]},{"required":["b"]}]}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := state{top: frame{node: root, cur: -1, phase: pRoot}}
-	ok := true
-	for _, b := range []byte(`{"c`) {
-		if s, ok = g.Next(s, b); !ok {
-			break
-		}
-	}
-	if ok {
+	if takes(t, `{"type":"object","properties":{"a":{},"b":{},"c":{}},"maxProperties":1,"anyOf":[{"required":["a"]},{"required":["b"]}]}`, `{"c`) {
 		t.Error(`{"c is taken, after which neither a nor b can come`)
 	}
 	if _, err := newGrammar().compileSchema(`{"type":"object","required":["a","b"],"oneOf":[{"required":["a"]},{"required":["b"]}]}`); err == nil || !strings.Contains(err.Error(), "no value is valid") {
