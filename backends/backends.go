@@ -49,28 +49,10 @@ func List() []Backend {
 }
 
 // FloatCPU opens m on the CPU backend with its float kernels and an f32
-// KV cache: the
-// reference that MLX's float32 activations are compared with (by the MLX
-// backend's self-check and doctor's smoke test). The kernel set is
-// process-wide, so it is switched to float around each Forward and back
-// after; nothing else computes while a backend is being checked.
+// KV cache: the reference that MLX's float32 activations are compared
+// with (by the MLX backend's self-check and doctor's smoke test).
 func FloatCPU(m *engine.Model) (engine.Backend, error) {
-	b, err := cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
-	if err != nil {
-		return nil, err
-	}
-	return floatCPU{b}, nil
-}
-
-type floatCPU struct{ *cpu.Backend }
-
-func (b floatCPU) Forward(c engine.Cache, tokens []int32, logits []float32) error {
-	prev := cpu.Kernels()
-	if err := cpu.SelectKernels("float"); err != nil {
-		return err
-	}
-	defer cpu.SelectKernels(prev)
-	return b.Backend.Forward(c, tokens, logits)
+	return nilIfFailed(cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32, Kernels: "float"}))
 }
 
 // nilIfFailed returns b as an engine.Backend, or nil (not a typed nil in

@@ -50,15 +50,19 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestFloatCPU checks that the reference runs on the float kernels and
-// leaves the process's kernel set as it found it.
+// TestFloatCPU checks that the reference runs on the float kernels while
+// a backend on the default set runs beside it.
 func TestFloatCPU(t *testing.T) {
 	m, err := engine.LoadModel(golden.ModelDir("tiny-mlx-q4"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	before := cpu.Kernels()
+	def, err := cpu.New(m, cpu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer def.Close()
 	b, err := FloatCPU(m)
 	if err != nil {
 		t.Fatal(err)
@@ -69,14 +73,13 @@ func TestFloatCPU(t *testing.T) {
 	if err := b.Forward(c, []int32{1}, got); err != nil {
 		t.Fatal(err)
 	}
-	if cpu.Kernels() != before {
-		t.Errorf("kernel set %s after Forward, was %s", cpu.Kernels(), before)
+	if b.(*cpu.Backend).Int8() {
+		t.Errorf("the reference runs on %s, an int8 set", b.(*cpu.Backend).Kernels())
 	}
-	if err := cpu.SelectKernels("float"); err != nil {
-		t.Fatal(err)
+	if name, _, _ := cpu.DefaultKernels(); def.Kernels() != name {
+		t.Errorf("a backend beside it runs on %s, want the default %s", def.Kernels(), name)
 	}
-	defer cpu.SelectKernels(before)
-	ref, _ := cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
+	ref, _ := cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32, Kernels: "float"})
 	defer ref.Close()
 	rc, _ := ref.NewCache(8)
 	want := make([]float32, m.Config.VocabSize)

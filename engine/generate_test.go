@@ -424,16 +424,11 @@ func TestStatsString(t *testing.T) {
 	}
 }
 
-// floatKernels runs the rest of t on the CPU's float kernels: the golden
+// floatKernels runs the rest of t on the CPU's float kernels (the
+// backends it opens read DRIFTWOOD_KERNELS): the golden
 // continuations are the float reference's, which int8 activations follow
 // only up to near-ties (engine/cpu holds them to that).
-func floatKernels(t *testing.T) {
-	prev := cpu.Kernels()
-	if err := cpu.SelectKernels("float"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cpu.SelectKernels(prev) })
-}
+func floatKernels(t *testing.T) { t.Setenv("DRIFTWOOD_KERNELS", "float") }
 
 // TestGenerateOverrides: a token is marked overridden, with the model's
 // top token, exactly when the hook forced another or restricted the step

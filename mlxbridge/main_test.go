@@ -17,14 +17,9 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv(TrustEnvVar) == "" {
 		if lib, err := open(""); err == nil && lib.Release.Newer {
-			prev := cpu.Kernels()
-			if err := cpu.SelectKernels("float"); err != nil {
-				panic(err)
-			}
 			_, err := SelfCheck(Options{lib: lib, Device: "cpu"}, func(m *engine.Model) (engine.Backend, error) {
-				return cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
+				return cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32, Kernels: "float"})
 			})
-			cpu.SelectKernels(prev)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "mlxbridge tests: %s fails the self-check: %v\n", lib.Path, err)
 				os.Exit(1)

@@ -19,12 +19,7 @@ const cpuTol = 1e-3
 // cpuBackend is the CPU backend on its float kernels, which MLX's f32
 // activations are compared with.
 func cpuBackend(t testing.TB, f *fixture) engine.Backend {
-	prev := cpu.Kernels()
-	if err := cpu.SelectKernels("float"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cpu.SelectKernels(prev) })
-	b, err := cpu.New(f.m, cpu.Options{KVType: engine.KVF32})
+	b, err := cpu.New(f.m, cpu.Options{KVType: engine.KVF32, Kernels: "float"})
 	if err != nil {
 		t.Fatal(err)
 	}

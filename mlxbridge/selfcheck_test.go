@@ -13,16 +13,9 @@ import (
 )
 
 // floatCPU is the self-check's reference: the CPU backend on its float
-// kernels (set for the test's duration).
-func floatCPU(t *testing.T) func(*engine.Model) (engine.Backend, error) {
-	prev := cpu.Kernels()
-	if err := cpu.SelectKernels("float"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cpu.SelectKernels(prev) })
-	return func(m *engine.Model) (engine.Backend, error) {
-		return cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32})
-	}
+// kernels.
+func floatCPU(m *engine.Model) (engine.Backend, error) {
+	return cpu.New(m, cpu.Options{Threads: 1, KVType: engine.KVF32, Kernels: "float"})
 }
 
 // TestSelfCheckModel checks that the self-check's model is a usable
@@ -33,7 +26,7 @@ func TestSelfCheckModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := floatCPU(t)(m)
+	b, err := floatCPU(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +67,7 @@ func TestSelfCheckRefusesWrongNumbers(t *testing.T) {
 	for i := range f.Numbers {
 		f.Numbers[i] = 0.5
 	}
-	ref := floatCPU(t)
+	ref := floatCPU
 	_, err := SelfCheck(Options{lib: lib, Device: "cpu"}, ref)
 	var se *SelfCheckError
 	if !errors.As(err, &se) || se.Step != "a 250-token prompt" || !strings.Contains(err.Error(), "is 0.5 on MLX and") {
@@ -103,7 +96,7 @@ func TestSelfCheckRefusesErrors(t *testing.T) {
 	t.Setenv(TrustEnvVar, "")
 	lib, f := newerFake()
 	f.Fail["mlx_fast_rope"] = "[rope] the test's failure"
-	_, err := SelfCheck(Options{lib: lib}, floatCPU(t))
+	_, err := SelfCheck(Options{lib: lib}, floatCPU)
 	var me *mlxc.Error
 	if !errors.As(err, &me) || me.Func != "mlx_fast_rope" || !strings.Contains(err.Error(), "self-check: a 250-token prompt: ") {
 		t.Fatalf("SelfCheck = %v, want the prompt step's rope error", err)
@@ -126,7 +119,7 @@ func TestSelfCheckRefusesErrors(t *testing.T) {
 func TestSelfCheckRealLibrary(t *testing.T) {
 	requireLibrary(t)
 	for _, dev := range []string{"cpu", ""} {
-		r, err := SelfCheck(Options{Device: dev}, floatCPU(t))
+		r, err := SelfCheck(Options{Device: dev}, floatCPU)
 		if err != nil {
 			t.Fatalf("device %q: %v", dev, err)
 		}
@@ -151,7 +144,7 @@ func TestNewerRealLibraryIsSelfChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, checks := floatCPU(t), 0
+	ref, checks := floatCPU, 0
 	counted := func(m *engine.Model) (engine.Backend, error) { checks++; return ref(m) }
 	load := func() time.Duration {
 		start := time.Now()

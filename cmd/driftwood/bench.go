@@ -209,8 +209,8 @@ func peakRSSMiB() float64 {
 
 // kernelsOf names the CPU backend's kernel set, or "" for another backend.
 func kernelsOf(b engine.Backend) string {
-	if _, ok := b.(*cpu.Backend); ok {
-		return cpu.Kernels()
+	if cb, ok := b.(*cpu.Backend); ok {
+		return cb.Kernels()
 	}
 	return ""
 }

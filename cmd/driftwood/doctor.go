@@ -106,12 +106,7 @@ func smokeTest(out io.Writer, dir, mlxLib, device string) error {
 		return fmt.Errorf("smoke test: %w", err)
 	}
 	// MLX multiplies in float: compare with the CPU's float kernels.
-	prev := cpu.Kernels()
-	if err := cpu.SelectKernels("float"); err != nil {
-		return err
-	}
-	defer cpu.SelectKernels(prev)
-	cb, err := cpu.New(m, cpu.Options{})
+	cb, err := backends.FloatCPU(m)
 	if err != nil {
 		return err
 	}
@@ -135,8 +130,11 @@ func smokeTest(out io.Writer, dir, mlxLib, device string) error {
 // cpuKernelsLine says which kernel set the CPU backend uses and how to
 // choose another.
 func cpuKernelsLine() string {
-	k := cpu.Kernels()
-	if cpu.Int8() {
+	k, int8, err := cpu.DefaultKernels()
+	if err != nil {
+		return err.Error()
+	}
+	if int8 {
 		return k + " (int8 activations for q4/q8 weights; DRIFTWOOD_KERNELS=float for the float reference)"
 	}
 	return k

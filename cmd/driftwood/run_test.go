@@ -13,7 +13,6 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/engine"
-	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
@@ -175,16 +174,11 @@ func TestBenchRestore(t *testing.T) {
 	}
 }
 
-// floatKernels runs the rest of t on the CPU's float kernels: the golden
+// floatKernels runs the rest of t on the CPU's float kernels (the
+// backends it opens read DRIFTWOOD_KERNELS): the golden
 // continuations are the float reference's, which int8 activations follow
 // only up to near-ties (engine/cpu holds them to that).
-func floatKernels(t *testing.T) {
-	prev := cpu.Kernels()
-	if err := cpu.SelectKernels("float"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cpu.SelectKernels(prev) })
-}
+func floatKernels(t *testing.T) { t.Setenv("DRIFTWOOD_KERNELS", "float") }
 
 // TestPromptSpecialTokens checks that a text prompt gets the special
 // tokens of the tokenizer's post-processor: Llama 3's BOS, and nothing for

@@ -39,7 +39,8 @@ func TestSmolLM2Product(t *testing.T) {
 			t.Errorf("the capital of France: %q", got)
 		}
 	})
-	t.Logf("the capital of France on the %s kernels: %q", cpu.Kernels(), chat("What is the capital of France?", "--max-tokens", "30"))
+	kernels, _, _ := cpu.DefaultKernels()
+	t.Logf("the capital of France on the %s kernels: %q", kernels, chat("What is the capital of France?", "--max-tokens", "30"))
 	schema := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
 	got := chat("Give the capital of France as JSON with a key city.", "--max-tokens", "40", "--controller", "json", "--controller-arg", schema)
 	var v struct {

@@ -56,7 +56,7 @@ func (h halfVec) at(i int) float32 {
 	return half.BF16ToF32(h.u16[i])
 }
 
-func newAffine(t *engine.Tensor) (*affineMatrix, error) {
+func newAffine(t *engine.Tensor, ks *kernelSet) (*affineMatrix, error) {
 	if t.Bits != 4 && t.Bits != 8 {
 		return nil, fmt.Errorf("%s: tensor %s: %d-bit weights have no CPU kernel", t.File, t.Name, t.Bits)
 	}
@@ -64,7 +64,7 @@ func newAffine(t *engine.Tensor) (*affineMatrix, error) {
 		return nil, fmt.Errorf("%s: tensor %s: group size %d has no CPU kernel (want 32, 64 or 128)", t.File, t.Name, g)
 	}
 	return &affineMatrix{
-		dense:  dense{rows: t.Shape[0], cols: t.Shape[1]},
+		dense:  dense{rows: t.Shape[0], cols: t.Shape[1], ks: ks},
 		bits:   t.Bits,
 		group:  t.GroupSize,
 		packed: asU32(t.Data),
@@ -74,7 +74,7 @@ func newAffine(t *engine.Tensor) (*affineMatrix, error) {
 }
 
 func (m *affineMatrix) layout() layout {
-	return layout{nibbles: m.bits == 4, group: m.group, int8: Int8()}
+	return layout{nibbles: m.bits == 4, group: m.group, int8: m.ks.int8()}
 }
 
 func (m *affineMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
@@ -83,13 +83,13 @@ func (m *affineMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
 	sc, bi := m.scales.slice(lo*groups, hi*groups), m.biases.slice(lo*groups, hi*groups)
 	switch {
 	case in.xq != nil && m.bits == 4:
-		kern.gemvQ4I8(o, w, sc, bi, in.xq, in.dx, in.xsum, s.f, m.group)
+		m.ks.gemvQ4I8(o, w, sc, bi, in.xq, in.dx, in.xsum, s.f, m.group)
 	case in.xq != nil:
-		kern.gemvQ8I8(o, w, sc, bi, in.xq, in.dx, in.xsum, s.f, m.group)
+		m.ks.gemvQ8I8(o, w, sc, bi, in.xq, in.dx, in.xsum, s.f, m.group)
 	case m.bits == 4:
-		kern.gemvQ4(o, w, sc, bi, in.x, in.xsum, m.group)
+		m.ks.gemvQ4(o, w, sc, bi, in.x, in.xsum, m.group)
 	default:
-		kern.gemvQ8(o, w, sc, bi, in.x, in.xsum, m.group)
+		m.ks.gemvQ8(o, w, sc, bi, in.x, in.xsum, m.group)
 	}
 }
 
@@ -101,9 +101,9 @@ func (m *affineMatrix) panel(r, k0, k1 int, s *scratch) ([]float32, int) {
 	sc, bi := m.scales.slice(g0, m.scales.len()), m.biases.slice(g0, m.biases.len())
 	p := s.panel[:4*kw]
 	if m.bits == 4 {
-		kern.dequantQ4(p, kw, w, wpr, sc, bi, groups, n, m.group)
+		m.ks.dequantQ4(p, kw, w, wpr, sc, bi, groups, n, m.group)
 	} else {
-		kern.dequantQ8(p, kw, w, wpr, sc, bi, groups, n, m.group)
+		m.ks.dequantQ8(p, kw, w, wpr, sc, bi, groups, n, m.group)
 	}
 	clear(p[n*kw:])
 	return p, kw

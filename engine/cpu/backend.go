@@ -9,8 +9,10 @@
 // with AVX-512 VNNI, AVX-VNNI or AVX2, int8.go) and on arm64 (NEON, and
 // int8 products with SDOT), picked at start from the CPU's features, and
 // portable Go versions that serve other architectures and every CPU when
-// the environment has DRIFTWOOD_NOSIMD=1. DRIFTWOOD_KERNELS names a
-// set to use instead, "float" the fastest that multiplies in float.
+// the environment has DRIFTWOOD_NOSIMD=1. Options.Kernels (or, when it is
+// empty, DRIFTWOOD_KERNELS) names a set to use instead, "float" the
+// fastest that multiplies in float. The set belongs to the backend: two
+// backends with different sets run side by side in one process.
 package cpu
 
 import (
@@ -33,6 +35,10 @@ type Options struct {
 	// KVType is the KV cache's element type; "" means
 	// engine.DefaultKVType. q8_0 needs head_dim a multiple of 32.
 	KVType engine.KVType
+	// Kernels names the kernel set: one this CPU runs, or "float" for
+	// the float reference; "" means DRIFTWOOD_KERNELS, or the fastest
+	// (DefaultKernels).
+	Kernels string
 }
 
 // MaxThreadsPerCPU bounds Options.Threads: goroutines beyond a few per
@@ -60,6 +66,7 @@ type Backend struct {
 	rope      ropeTable
 	pool      *pool
 	kvType    engine.KVType
+	ks        *kernelSet
 	st        state
 	mm        matmulJob
 	att       attnJob
@@ -79,10 +86,16 @@ type layer struct {
 // New prepares model for the CPU. The model must stay open while the
 // backend is used.
 func New(m *engine.Model, opt Options) (*Backend, error) {
-	c := m.Config
-	if kernelsEnvErr != nil {
-		return nil, kernelsEnvErr
+	ks, err := chooseKernels(opt.Kernels)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
 	}
+	return newBackend(m, opt, ks)
+}
+
+// newBackend is New on the kernel set ks.
+func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
+	c := m.Config
 	if err := CheckThreads(opt.Threads); err != nil {
 		return nil, fmt.Errorf("cpu: threads %d: %w", opt.Threads, err)
 	}
@@ -100,16 +113,16 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 	if kvType == engine.KVQ8 && c.HeadDim%engine.Q8Block != 0 {
 		return nil, fmt.Errorf("cpu: kv_type q8_0 needs head_dim a multiple of %d; this model's is %d (use f16, bf16 or f32)", engine.Q8Block, c.HeadDim)
 	}
-	b := &Backend{cfg: c, checks: engine.NewChecks("cpu", m), rope: newRopeTable(c), kvType: kvType}
+	b := &Backend{cfg: c, checks: engine.NewChecks("cpu", m), rope: newRopeTable(c), kvType: kvType, ks: ks}
 	w := &m.Weights
 	var errs []error
 	mat := func(t *engine.Tensor) matrix {
-		mx, err := newMatrix(t)
+		mx, err := newMatrix(t, ks)
 		errs = append(errs, err)
 		return mx
 	}
 	vec := func(t *engine.Tensor) []float32 {
-		v, err := vector(t)
+		v, err := vector(t, ks)
 		errs = append(errs, err)
 		return v
 	}
@@ -141,11 +154,11 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 }
 
 // vector converts a small weight vector (a norm's scale) to f32.
-func vector(t *engine.Tensor) ([]float32, error) {
+func vector(t *engine.Tensor, ks *kernelSet) ([]float32, error) {
 	if t.Quantized() {
 		return nil, fmt.Errorf("%s: tensor %s: a quantised norm weight is not supported", t.File, t.Name)
 	}
-	m, err := newMatrix(&engine.Tensor{Name: t.Name, File: t.File, DType: t.DType, Shape: []int{1, t.Shape[0]}, Data: t.Data})
+	m, err := newMatrix(&engine.Tensor{Name: t.Name, File: t.File, DType: t.DType, Shape: []int{1, t.Shape[0]}, Data: t.Data}, ks)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +169,13 @@ func vector(t *engine.Tensor) ([]float32, error) {
 
 // Name implements engine.Backend.
 func (b *Backend) Name() string { return "cpu" }
+
+// Kernels names the backend's kernel set (Options.Kernels).
+func (b *Backend) Kernels() string { return b.ks.name }
+
+// Int8 reports whether the backend multiplies quantised weights with
+// int8 activations (the float reference does not).
+func (b *Backend) Int8() bool { return b.ks.int8() }
 
 // KVType is the element type of the caches the backend makes.
 func (b *Backend) KVType() engine.KVType { return b.kvType }

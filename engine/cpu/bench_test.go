@@ -117,8 +117,9 @@ func BenchmarkGemvQ4Rows(b *testing.B) {
 		rows int
 	}{{"l2", 512}, {"memory", 393216}} {
 		b.Run(c.name, func(b *testing.B) {
-			if kern.gemvQ4I8 == nil {
-				b.Skip("the kernel set in use has no int8 kernels")
+			ks := envKernels(b)
+			if !ks.int8() {
+				b.Skip("the default kernel set has no int8 kernels")
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
 			const cols, group = 2048, 64
@@ -127,11 +128,11 @@ func BenchmarkGemvQ4Rows(b *testing.B) {
 			biases := halfVec{u16: randHalf(rng, c.rows*cols/group, false)}
 			x, out := randF32(rng, cols), make([]float32, c.rows)
 			xq, dx, xsum, f := make([]int8, cols), make([]float32, cols/int8Block), make([]float32, cols/int8Block), make([]float32, cols/int8Block+16)
-			kern.quantI8(xq, dx, xsum, x, i8Q4Blocks)
+			ks.quantI8(xq, dx, xsum, x, i8Q4Blocks)
 			b.SetBytes(int64(4*len(w) + 4*c.rows*cols/group))
 			b.ResetTimer()
 			for range b.N {
-				kern.gemvQ4I8(out, w, scales, biases, xq, dx, xsum, f, group)
+				ks.gemvQ4I8(out, w, scales, biases, xq, dx, xsum, f, group)
 			}
 		})
 	}
@@ -166,7 +167,7 @@ func BenchmarkAffineMatmul(b *testing.B) {
 			rows, cols, n int
 		}{{"decode", 8192, 2048, 1}, {"prefill", 2048, 2048, 64}} {
 			const group = 64
-			m := &affineMatrix{dense: dense{c.rows, c.cols}, bits: bits, group: group,
+			m := &affineMatrix{dense: dense{rows: c.rows, cols: c.cols}, bits: bits, group: group,
 				packed: randU32(rng, c.rows*c.cols*bits/32),
 				scales: halfVec{u16: randHalf(rng, c.rows*c.cols/group, false)},
 				biases: halfVec{u16: randHalf(rng, c.rows*c.cols/group, false)}}
@@ -174,16 +175,14 @@ func BenchmarkAffineMatmul(b *testing.B) {
 			buf, s := newInputBuf(c.cols, c.n), newScratch(c.cols, c.n)
 			for _, ks := range kernelSets[1:] {
 				b.Run(fmt.Sprintf("q%d/%s/%s", bits, c.name, ks.name), func(b *testing.B) {
-					saved := kern
-					kern = ks
-					defer func() { kern = saved }()
+					m.ks = &ks
 					var in input
 					for range b.N {
-						in.prepare(&buf, x, c.n, c.cols, m.layout())
+						in.prepare(m.ks, &buf, x, c.n, c.cols, m.layout())
 						if c.n == 1 {
 							m.gemv(out, &in, 0, c.rows, s)
 						} else {
-							gemm(m, out, &in, 0, c.rows, s)
+							gemm(m.ks, m, out, &in, 0, c.rows, s)
 						}
 					}
 				})
@@ -199,18 +198,16 @@ func BenchmarkBlockGemv(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const rows, cols = 2048, 2048
 	for _, typ := range i8BlockTypes {
-		m := &blockMatrix{dense: dense{rows, cols}, typ: typ, data: randBlocks(rng, typ, rows, cols, false),
+		m := &blockMatrix{dense: dense{rows: rows, cols: cols}, typ: typ, data: randBlocks(rng, typ, rows, cols, false),
 			rowBytes: cols / typ.BlockSize() * typ.BlockBytes(), block: typ.BlockSize()}
 		x, out := randF32(rng, cols), make([]float32, rows)
 		buf, s := newInputBuf(cols, 1), newScratch(cols, 1)
 		for _, ks := range kernelSets[1:] {
 			b.Run(fmt.Sprintf("%s/%s", typ, ks.name), func(b *testing.B) {
-				saved := kern
-				kern = ks
-				defer func() { kern = saved }()
+				m.ks = &ks
 				var in input
 				for range b.N {
-					in.prepare(&buf, x, 1, cols, m.layout())
+					in.prepare(m.ks, &buf, x, 1, cols, m.layout())
 					m.gemv(out, &in, 0, rows, s)
 				}
 			})
@@ -236,7 +233,7 @@ func BenchmarkAttention(b *testing.B) {
 			s := newScratch(heads*hd, 1)
 			s.q, s.o, s.scores, s.top = make([]float32, per*hd), make([]float32, per*hd), make([]float32, per*n), make([]float32, per)
 			s.sum = make([]float32, per)
-			j := attnJob{c: c, p0: n - 1, n: 1, heads: heads, group: heads / kvHeads, per: per, tpi: attnTokens(per), hd: hd,
+			j := attnJob{ks: envKernels(b), c: c, p0: n - 1, n: 1, heads: heads, group: heads / kvHeads, per: per, tpi: attnTokens(per), hd: hd,
 				q: randF32(rng, heads*hd), out: make([]float32, heads*hd), scr: []*scratch{s}}
 			b.Run(fmt.Sprintf("%s/per%d", typ, per), func(b *testing.B) {
 				for range b.N {
@@ -266,7 +263,7 @@ func BenchmarkAttentionDeep(b *testing.B) {
 		s := newScratch(heads*hd, 1)
 		s.q, s.o, s.scores = make([]float32, per*hd), make([]float32, per*hd), make([]float32, per*n)
 		s.top, s.sum = make([]float32, per), make([]float32, per)
-		j := attnJob{c: c, p0: n - 1, n: 1, heads: heads, group: per, per: per, tpi: 1, hd: hd,
+		j := attnJob{ks: envKernels(b), c: c, p0: n - 1, n: 1, heads: heads, group: per, per: per, tpi: 1, hd: hd,
 			q: randF32(rng, heads*hd), out: make([]float32, heads*hd), scr: []*scratch{s}}
 		b.Run(string(typ), func(b *testing.B) {
 			for range b.N {

@@ -22,7 +22,7 @@ type blockMatrix struct {
 	block    int // weights per block
 }
 
-func newBlockMatrix(t *engine.Tensor) (*blockMatrix, error) {
+func newBlockMatrix(t *engine.Tensor, ks *kernelSet) (*blockMatrix, error) {
 	rows, cols := t.Shape[0], t.Shape[1]
 	rb, err := t.Blocks.RowBytes(cols)
 	if err != nil {
@@ -31,12 +31,12 @@ func newBlockMatrix(t *engine.Tensor) (*blockMatrix, error) {
 	if len(t.Data) != rows*rb {
 		return nil, fmt.Errorf("%s: tensor %s: %d bytes, want %d for %d rows of %d %s weights", t.File, t.Name, len(t.Data), rows*rb, rows, cols, t.Blocks)
 	}
-	return &blockMatrix{dense: dense{rows: rows, cols: cols}, typ: t.Blocks, data: t.Data, rowBytes: rb, block: t.Blocks.BlockSize()}, nil
+	return &blockMatrix{dense: dense{rows: rows, cols: cols, ks: ks}, typ: t.Blocks, data: t.Data, rowBytes: rb, block: t.Blocks.BlockSize()}, nil
 }
 
 func (m *blockMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
 	if in.xq != nil {
-		kern.gemvBlocksI8[blockI8Type(m.typ)](out[lo:hi], m.data[lo*m.rowBytes:hi*m.rowBytes], in.xq, in.dx, in.xsum)
+		m.ks.gemvBlocksI8[blockI8Type(m.typ)](out[lo:hi], m.data[lo*m.rowBytes:hi*m.rowBytes], in.xq, in.dx, in.xsum)
 		return
 	}
 	x := in.x
@@ -55,7 +55,7 @@ func (m *blockMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
 	w := s.deq[:m.cols]
 	for r := lo; r < hi; r++ {
 		m.row(w, r)
-		kern.gemvF32(out[r:r+1], w, x)
+		m.ks.gemvF32(out[r:r+1], w, x)
 	}
 }
 
@@ -141,8 +141,8 @@ func (m *blockMatrix) row(dst []float32, r int) {
 // dequant is gguf.Dequantize of whole blocks of m's type, on the kernel
 // set's assembly where it has it (Q6_K, whose batches stay in float).
 func (m *blockMatrix) dequant(dst []float32, src []byte) {
-	if m.typ == gguf.Q6_K && kern.dequantQ6K != nil {
-		kern.dequantQ6K(dst, src)
+	if m.typ == gguf.Q6_K && m.ks.dequantQ6K != nil {
+		m.ks.dequantQ6K(dst, src)
 		return
 	}
 	gguf.Dequantize(m.typ, dst, src)

@@ -73,13 +73,13 @@ func blockI8Type(t gguf.Type) int {
 // has them and m's blocks have a kernel.
 func (m *blockMatrix) int8() bool {
 	i := blockI8Type(m.typ)
-	return i >= 0 && kern.gemvBlocksI8[i] != nil
+	return i >= 0 && m.ks.gemvBlocksI8[i] != nil
 }
 
 // layout: Q6_K's batches stay in float unless the set has gemmQ6K, as
 // Q6_K has one scale per 16 weights where gemmI8 takes one per chunk.
 func (m *blockMatrix) layout() layout {
-	return layout{int8: m.int8(), floatBatch: m.typ == gguf.Q6_K && kern.gemmQ6K == nil}
+	return layout{int8: m.int8(), floatBatch: m.typ == gguf.Q6_K && m.ks.gemmQ6K == nil}
 }
 
 // batchGemm is the batch kernel m's panels want: Q8_0's codes, 128
@@ -88,11 +88,11 @@ func (m *blockMatrix) layout() layout {
 func (m *blockMatrix) batchGemm() gemmI8 {
 	switch m.typ {
 	case gguf.Q8_0:
-		return kern.gemmI8[1]
+		return m.ks.gemmI8[1]
 	case gguf.Q6_K:
-		return kern.gemmQ6K
+		return m.ks.gemmQ6K
 	}
-	return kern.gemmI8[0]
+	return m.ks.gemmI8[0]
 }
 
 // fillI8 lays out rows [r0, r0+nr) as an int8 panel (i8Panel), in
@@ -102,7 +102,7 @@ func (m *blockMatrix) batchGemm() gemmI8 {
 // the weight as gguf.Dequantize gives it. Four codes move at a time as a
 // word; whole panels go to the kernel set's assembly where it has it.
 func (m *blockMatrix) fillI8(p *i8Panel, r0, nr int) {
-	if f := kern.panelBlocksI8[blockI8Type(m.typ)]; f != nil && nr == 16 {
+	if f := m.ks.panelBlocksI8[blockI8Type(m.typ)]; f != nil && nr == 16 {
 		f(p, m.data[r0*m.rowBytes:(r0+16)*m.rowBytes], m.rowBytes)
 		return
 	}

@@ -227,8 +227,6 @@ func TestBlockKernelsExtremes(t *testing.T) {
 	const cols, rows, np = 160, 16, 16
 	chunks := cols / 32
 	for _, ks := range blockSets() {
-		saved := kern
-		kern = ks
 		for _, c := range []struct {
 			typ  gguf.Type
 			code byte // every byte of the codes
@@ -246,7 +244,7 @@ func TestBlockKernelsExtremes(t *testing.T) {
 					w[i] = c.code
 				}
 			}
-			m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: c.typ})
+			m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: c.typ}, &ks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +277,6 @@ func TestBlockKernelsExtremes(t *testing.T) {
 				}
 			}
 		}
-		kern = saved
 	}
 }
 
@@ -291,24 +288,22 @@ func TestBlockBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const cols = 512
 	for _, ks := range blockSets() {
-		saved := kern
-		kern = ks
 		for _, typ := range i8BlockTypes {
 			if typ == gguf.Q6_K && ks.gemmQ6K == nil {
 				continue
 			}
 			for _, rows := range []int{16, 37} {
 				w := randBlocks(rng, typ, rows, cols, false)
-				m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ})
+				m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ}, &ks)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, n := range []int{2, 9, 23} {
 					x := randF32(rng, n*cols)
-					batched := mulAll(m, x, n)
+					batched := mulAll(&ks, m, x, n)
 					for b := range n {
 						xb := x[b*cols : (b+1)*cols]
-						single := mulAll(m, xb, 1)
+						single := mulAll(&ks, m, xb, 1)
 						for r := range rows {
 							// The terms s·q·x and b·x cancel: rounding
 							// scales with their magnitudes.
@@ -325,7 +320,6 @@ func TestBlockBatch(t *testing.T) {
 				}
 			}
 		}
-		kern = saved
 	}
 }
 
@@ -336,17 +330,16 @@ func TestBlockBatch(t *testing.T) {
 func TestBlockPanels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const rows, cols = 32, 512
+	goPanels := *envKernels(t) // fillI8 lays out its panels in Go
+	goPanels.panelBlocksI8 = [blockI8Types]blockPanelI8{}
 	for _, typ := range i8BlockTypes {
 		w := randBlocks(rng, typ, rows, cols, false)
-		m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ})
+		m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ}, &goPanels)
 		if err != nil {
 			t.Fatal(err)
 		}
-		saved := kern
-		kern.panelBlocksI8 = [blockI8Types]blockPanelI8{}
 		want := newI8Panel(cols)
 		m.fillI8(&want, 16, 16)
-		kern = saved
 		row := make([]float32, cols)
 		for r := range 16 {
 			m.row(row, 16+r)

@@ -190,33 +190,33 @@ func (pl *plane) put(typ engine.KVType, blk, off int, x []float32) {
 // dot sets out[i] to the product of x with the row of position i of a
 // span starting at element off of block blk (len(out) positions of
 // len(x) elements).
-func (pl *plane) dot(typ engine.KVType, out []float32, blk, off int, x []float32) {
+func (pl *plane) dot(ks *kernelSet, typ engine.KVType, out []float32, blk, off int, x []float32) {
 	n := len(out) * len(x)
 	switch typ {
 	case engine.KVF32:
-		kern.gemvF32(out, pl.f[blk][off:off+n], x)
+		ks.gemvF32(out, pl.f[blk][off:off+n], x)
 	case engine.KVF16:
-		kern.gemvF16(out, pl.h[blk][off:off+n], x)
+		ks.gemvF16(out, pl.h[blk][off:off+n], x)
 	case engine.KVBF16:
-		kern.gemvBF16(out, pl.h[blk][off:off+n], x)
+		ks.gemvBF16(out, pl.h[blk][off:off+n], x)
 	default:
-		kern.gemvQ8_0(out, pl.q[blk][off:off+n], pl.s[blk][off/engine.Q8Block:(off+n)/engine.Q8Block], x)
+		ks.gemvQ8_0(out, pl.q[blk][off:off+n], pl.s[blk][off/engine.Q8Block:(off+n)/engine.Q8Block], x)
 	}
 }
 
 // axpy adds to out the rows of a span starting at element off of block
 // blk, row i times a[i] (len(a) positions of len(out) elements).
-func (pl *plane) axpy(typ engine.KVType, out []float32, blk, off int, a []float32) {
+func (pl *plane) axpy(ks *kernelSet, typ engine.KVType, out []float32, blk, off int, a []float32) {
 	n := len(out) * len(a)
 	switch typ {
 	case engine.KVF32:
-		kern.gemvT(out, pl.f[blk][off:off+n], a)
+		ks.gemvT(out, pl.f[blk][off:off+n], a)
 	case engine.KVF16:
-		kern.gemvTF16(out, pl.h[blk][off:off+n], a)
+		ks.gemvTF16(out, pl.h[blk][off:off+n], a)
 	case engine.KVBF16:
-		kern.gemvTBF16(out, pl.h[blk][off:off+n], a)
+		ks.gemvTBF16(out, pl.h[blk][off:off+n], a)
 	default:
-		kern.gemvTQ8_0(out, pl.q[blk][off:off+n], pl.s[blk][off/engine.Q8Block:(off+n)/engine.Q8Block], a)
+		ks.gemvTQ8_0(out, pl.q[blk][off:off+n], pl.s[blk][off/engine.Q8Block:(off+n)/engine.Q8Block], a)
 	}
 }
 
@@ -425,16 +425,16 @@ func (c *cache) importPlane(pl *plane, src []byte, s *engine.KVState, l, from in
 	}
 }
 
-// has4 says whether the kernel set has four-head attention for the
-// cache's type and head_dim hd.
-func has4(typ engine.KVType, hd int) bool {
+// has4 says whether ks has four-head attention for the cache's type and
+// head_dim hd.
+func (ks *kernelSet) has4(typ engine.KVType, hd int) bool {
 	switch {
 	case hd%16 != 0:
 		return false
 	case typ == engine.KVF16 || typ == engine.KVBF16:
-		return kern.scores4[halfIndex(typ)] != nil
+		return ks.scores4[halfIndex(typ)] != nil
 	case typ == engine.KVQ8:
-		return kern.scores4Q8 != nil
+		return ks.scores4Q8 != nil
 	}
 	return false
 }
@@ -449,28 +449,28 @@ func halfIndex(typ engine.KVType) int {
 // dot4 is dot for four query heads at once: out[h·stride + i] for h < 4
 // and i < m, q holding the four heads one after another. The kernel set
 // must have it (has4).
-func (pl *plane) dot4(typ engine.KVType, out []float32, stride, blk, off, m int, q []float32) {
+func (pl *plane) dot4(ks *kernelSet, typ engine.KVType, out []float32, stride, blk, off, m int, q []float32) {
 	hd := len(q) / 4
 	_ = out[3*stride+m-1]
 	if typ == engine.KVQ8 {
 		codes, scales := pl.q[blk][off:off+m*hd], pl.s[blk][off/engine.Q8Block:(off+m*hd)/engine.Q8Block]
-		kern.scores4Q8(&out[0], stride, &codes[0], &scales[0], &q[0], m, hd)
+		ks.scores4Q8(&out[0], stride, &codes[0], &scales[0], &q[0], m, hd)
 		return
 	}
 	k := pl.h[blk][off : off+m*hd]
-	kern.scores4[halfIndex(typ)](&out[0], stride, &k[0], &q[0], m, hd)
+	ks.scores4[halfIndex(typ)](&out[0], stride, &k[0], &q[0], m, hd)
 }
 
 // axpy4 is axpy for four query heads at once: out holds the four heads'
 // sums one after another, a[h·stride + i] the weight of row i for head h.
-func (pl *plane) axpy4(typ engine.KVType, out []float32, blk, off, m int, a []float32, stride int) {
+func (pl *plane) axpy4(ks *kernelSet, typ engine.KVType, out []float32, blk, off, m int, a []float32, stride int) {
 	hd := len(out) / 4
 	_ = a[3*stride+m-1]
 	if typ == engine.KVQ8 {
 		codes, scales := pl.q[blk][off:off+m*hd], pl.s[blk][off/engine.Q8Block:(off+m*hd)/engine.Q8Block]
-		kern.values4Q8(&out[0], &codes[0], &scales[0], &a[0], stride, m, hd)
+		ks.values4Q8(&out[0], &codes[0], &scales[0], &a[0], stride, m, hd)
 		return
 	}
 	v := pl.h[blk][off : off+m*hd]
-	kern.values4[halfIndex(typ)](&out[0], &v[0], &a[0], stride, m, hd)
+	ks.values4[halfIndex(typ)](&out[0], &v[0], &a[0], stride, m, hd)
 }

@@ -103,10 +103,10 @@ func TestMatrixKernelsAgree(t *testing.T) {
 			for i := range x {
 				x[i] = float32(rng.NormFloat64())
 			}
-			batched := mulAll(m, x, n)
+			batched := mulAll(f.b.ks, m, x, n)
 			row := make([]float32, cols)
 			for b := 0; b < n; b++ {
-				single := mulAll(m, x[b*cols:], 1)
+				single := mulAll(f.b.ks, m, x[b*cols:], 1)
 				for r := 0; r < rows; r++ {
 					m.row(row, r)
 					want := dotGo(row, x[b*cols:])
@@ -123,17 +123,17 @@ func TestMatrixKernelsAgree(t *testing.T) {
 }
 
 // mulAll multiplies m with n inputs through the kernels that Forward uses.
-func mulAll(m matrix, x []float32, n int) []float32 {
+func mulAll(ks *kernelSet, m matrix, x []float32, n int) []float32 {
 	rows, cols := m.dims()
 	buf := newInputBuf(cols, n)
 	var in input
-	in.prepare(&buf, x, n, cols, m.layout())
+	in.prepare(ks, &buf, x, n, cols, m.layout())
 	out := make([]float32, n*rows)
 	s := newScratch(cols, n)
 	if n == 1 {
 		m.gemv(out, &in, 0, rows, s)
 	} else {
-		gemm(m, out, &in, 0, rows, s)
+		gemm(ks, m, out, &in, 0, rows, s)
 	}
 	return out
 }
@@ -272,8 +272,8 @@ func TestThreadsAreBounded(t *testing.T) {
 }
 
 func TestForwardAllocatesNothing(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
-		f := load(t, "tiny-mlx-q4", Options{Threads: 2})
+	withKernels(t, func(t *testing.T, ks *kernelSet) {
+		f := load(t, "tiny-mlx-q4", Options{Threads: 2, Kernels: ks.name})
 		c := f.cache(t)
 		logits := make([]float32, f.m.Config.VocabSize)
 		f.b.Forward(c, f.g.Prompt.IDs, logits)
@@ -289,7 +289,7 @@ func TestForwardAllocatesNothing(t *testing.T) {
 // oddMatrices builds, from random values, a matrix of every weight format
 // with a shape the test models lack: rows not a multiple of four and more
 // columns than one chunk of the batched kernel.
-func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix {
+func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int, ks *kernelSet) map[string]matrix {
 	vals := make([]float32, rows*cols)
 	for i := range vals {
 		vals[i] = float32(rng.NormFloat64())
@@ -315,7 +315,7 @@ func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix
 	out := map[string]matrix{}
 	for name, tt := range dense {
 		tt.Name, tt.Shape = name, []int{rows, cols}
-		m, err := newMatrix(tt)
+		m, err := newMatrix(tt, ks)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix
 			}
 			q := &engine.Tensor{Name: name, Shape: []int{rows, cols}, DType: safetensors.U32, Data: packed,
 				Bits: bits, GroupSize: group, Scales: aux(), Biases: aux()}
-			m, err := newMatrix(q)
+			m, err := newMatrix(q, ks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -347,7 +347,7 @@ func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := newMatrix(&engine.Tensor{Name: typ.String(), Shape: []int{rows, cols}, DType: safetensors.U8, Data: data, Blocks: typ})
+		m, err := newMatrix(&engine.Tensor{Name: typ.String(), Shape: []int{rows, cols}, DType: safetensors.U8, Data: data, Blocks: typ}, ks)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,9 +365,9 @@ func oddMatrices(t *testing.T, rng *rand.Rand, rows, cols int) map[string]matrix
 // set.
 func TestOddMatrices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	withKernels(t, func(t *testing.T) {
-		mats := oddMatrices(t, rng, 7, 1152)
-		maps.Copy(mats, oddMatrices(t, rng, 5, 1280)) // whole k-quant blocks
+	withKernels(t, func(t *testing.T, ks *kernelSet) {
+		mats := oddMatrices(t, rng, 7, 1152, ks)
+		maps.Copy(mats, oddMatrices(t, rng, 5, 1280, ks)) // whole k-quant blocks
 		for name, m := range mats {
 			rows, cols := m.dims()
 			for _, n := range []int{1, 2, 50} {
@@ -375,7 +375,7 @@ func TestOddMatrices(t *testing.T) {
 				for i := range x {
 					x[i] = float32(rng.NormFloat64())
 				}
-				got := mulAll(m, x, n)
+				got := mulAll(ks, m, x, n)
 				row := make([]float32, cols)
 				for r := 0; r < rows; r++ {
 					m.row(row, r)

@@ -46,8 +46,9 @@ func newInputBuf(cols, batch int) inputBuf {
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
-// prepare fills in with n inputs x (n, cols) in the form lay asks for.
-func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
+// prepare fills in with n inputs x (n, cols) in the form lay asks for, on
+// the kernel set ks.
+func (in *input) prepare(ks *kernelSet, buf *inputBuf, x []float32, n, cols int, lay layout) {
 	*in = input{lay: lay, n: n}
 	x = x[:n*cols]
 	if n == 1 && lay.int8 {
@@ -57,12 +58,12 @@ func (in *input) prepare(buf *inputBuf, x []float32, n, cols int, lay layout) {
 		if lay.nibbles {
 			order = i8Q4Blocks
 		}
-		kern.quantI8(in.xq, in.dx, in.xsum, x, order)
+		ks.quantI8(in.xq, in.dx, in.xsum, x, order)
 		quantSums(in.xsum, in.dx, in.xq, order)
 		return
 	}
 	if lay.int8 && !lay.floatBatch {
-		in.prepareI8Batch(buf, x, n, cols)
+		in.prepareI8Batch(ks, buf, x, n, cols)
 		return
 	}
 	if n == 1 {
@@ -143,8 +144,8 @@ const gemmBytes = 256 << 10
 // input. The columns go in chunks (gemmBytes); per chunk, four rows at a
 // time are dequantised once and multiplied with the whole batch into a
 // tile of sixteen rows per input, which is then added to out a cache line
-// per input.
-func gemm(m matrix, out []float32, in *input, lo, hi int, s *scratch) {
+// per input; ks multiplies.
+func gemm(ks *kernelSet, m matrix, out []float32, in *input, lo, hi int, s *scratch) {
 	if in.xqT != nil {
 		gemmBatchI8(m.(i8Matrix), out, in, lo, hi, s)
 		return
@@ -158,7 +159,7 @@ func gemm(m matrix, out []float32, in *input, lo, hi int, s *scratch) {
 			nr := min(16, hi-r0)
 			for r := 0; r < nr; r += 4 {
 				w, stride := m.panel(r0+r, k0, k1, s)
-				kern.gemm4(s.tile[r:], 16, in.n, w, stride, xT, in.np)
+				ks.gemm4(s.tile[r:], 16, in.n, w, stride, xT, in.np)
 			}
 			for t := 0; t < in.n; t++ {
 				o, tl := out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr]

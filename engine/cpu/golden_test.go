@@ -62,11 +62,11 @@ var maxDiff = golden.MaxDiff
 // measured on the 1B-shaped models (BenchmarkInt8Quality).
 var int8Numerics = golden.Numerics{Logit: 1.5, Incremental: 1.5, Tie: 0.5}
 
-// numerics is what the kernel set in use is held to on model m: int8
+// numericsOn is what the kernel set ks is held to on a model m: int8
 // activations meet its MLX affine weights, or its GGUF blocks that have
 // int8 kernels.
-func numerics(m *engine.Model) golden.Numerics {
-	if !Int8() {
+func numericsOn(ks *kernelSet, m *engine.Model) golden.Numerics {
+	if !ks.int8() {
 		return golden.Float
 	}
 	if m.Config.Quantization != nil {
@@ -74,7 +74,7 @@ func numerics(m *engine.Model) golden.Numerics {
 	}
 	for _, l := range m.Weights.Layers {
 		for _, t := range []*engine.Tensor{&l.QProj, &l.KProj, &l.VProj, &l.OProj, &l.GateProj, &l.UpProj, &l.DownProj} {
-			if blockI8Type(t.Blocks) >= 0 && kern.gemvBlocksI8[0] != nil {
+			if blockI8Type(t.Blocks) >= 0 && ks.gemvBlocksI8[0] != nil {
 				return int8Numerics
 			}
 		}
@@ -86,14 +86,14 @@ func numerics(m *engine.Model) golden.Numerics {
 // logits, greedy and incremental decoding, KV round trip, refused calls,
 // Close) with every kernel set.
 func TestConformance(t *testing.T) {
-	withKernels(t, func(t *testing.T) {
+	withKernels(t, func(t *testing.T, ks *kernelSet) {
 		golden.CheckBackendWithin(t, slices.Concat(golden.Models, golden.QwenModels, golden.GGUFModels), func(t *testing.T, m *engine.Model) engine.Backend {
-			b, err := New(m, Options{KVType: engine.KVF32})
+			b, err := New(m, Options{KVType: engine.KVF32, Kernels: ks.name})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return b
-		}, numerics)
+		}, func(m *engine.Model) golden.Numerics { return numericsOn(ks, m) })
 	})
 }
 
@@ -115,6 +115,7 @@ var kvNumerics = map[engine.KVType]golden.Numerics{
 // cache type on the kernel set in use, on the models whose head_dim the
 // type takes.
 func TestConformanceKVTypes(t *testing.T) {
+	ks := envKernels(t)
 	for _, typ := range []engine.KVType{engine.KVF16, engine.KVBF16, engine.KVQ8} {
 		t.Run(string(typ), func(t *testing.T) {
 			golden.CheckBackendWithin(t, slices.Concat(golden.Models, golden.QwenModels, golden.GGUFModels), func(t *testing.T, m *engine.Model) engine.Backend {
@@ -127,7 +128,7 @@ func TestConformanceKVTypes(t *testing.T) {
 				}
 				return b
 			}, func(m *engine.Model) golden.Numerics {
-				n, k := numerics(m), kvNumerics[typ]
+				n, k := numericsOn(ks, m), kvNumerics[typ]
 				return golden.Numerics{Logit: n.Logit + k.Logit, Incremental: n.Incremental + k.Incremental, Tie: n.Tie + k.Tie}
 			})
 		})

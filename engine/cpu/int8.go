@@ -1,11 +1,6 @@
 package cpu
 
-import (
-	"fmt"
-	"os"
-	"strings"
-	"unsafe"
-)
+import "unsafe"
 
 // Integer activations (docs/RATIONALE.md, "Integer activations"): for a
 // single input, an affine matrix's kernels may take x quantised to int8 in
@@ -18,15 +13,15 @@ import (
 // sum is exact in int32 and xsum, the float sum of the block of x, keeps
 // the bias term exact. This is llama.cpp's scheme (Q8_0 activations, also
 // blocks of 32); the float kernels stay as the reference, chosen with
-// DRIFTWOOD_KERNELS (see kernelByName).
+// Options.Kernels or DRIFTWOOD_KERNELS (see chooseKernels).
 
 // int8Block is how many activations share one int8 step: the smallest MLX
 // group, so a block never straddles two groups.
 const int8Block = 32
 
-// Int8 reports whether the kernel set in use multiplies quantised weights
-// with int8 activations (the float reference does not).
-func Int8() bool { return kern.gemvQ4I8 != nil }
+// int8 reports whether ks multiplies quantised weights with int8
+// activations (the float reference does not).
+func (ks *kernelSet) int8() bool { return ks.gemvQ4I8 != nil }
 
 // q4I8Index is the position of element k of a row of cols in the int8 q4
 // order: blocks of 128 hold the even elements of their four 32-element
@@ -81,62 +76,6 @@ func sum16(b []int8) int32 {
 		s += int32(p*0x0001000100010001>>48) - 8*128
 	}
 	return s
-}
-
-// kernelsEnvErr is why DRIFTWOOD_KERNELS could not be followed; New
-// returns it.
-var kernelsEnvErr error
-
-// kernelByName returns the kernel set named by DRIFTWOOD_KERNELS (see
-// SelectKernels), or the fastest set when it is unset (or names none this
-// CPU runs: kernelsEnvErr); DRIFTWOOD_NOSIMD=1 means the portable set.
-func kernelByName() kernelSet {
-	name := os.Getenv("DRIFTWOOD_KERNELS")
-	if os.Getenv("DRIFTWOOD_NOSIMD") == "1" {
-		name = goKernels.name
-	}
-	fastest := kernelSets[len(kernelSets)-1]
-	if name == "" {
-		return fastest
-	}
-	if ks, ok := lookupKernels(name); ok {
-		return ks
-	}
-	kernelsEnvErr = fmt.Errorf("DRIFTWOOD_KERNELS: %w", unknownKernels(name))
-	return fastest
-}
-
-func unknownKernels(name string) error {
-	names := make([]string, len(kernelSets))
-	for i, ks := range kernelSets {
-		names[i] = ks.name
-	}
-	return fmt.Errorf("no kernel set %q on this CPU (it runs %s, or float)", name, strings.Join(names, ", "))
-}
-
-// lookupKernels finds a kernel set this CPU runs by name; "float" is the
-// fastest one that multiplies quantised weights in float.
-func lookupKernels(name string) (kernelSet, bool) {
-	for i := len(kernelSets) - 1; i >= 0; i-- {
-		ks := kernelSets[i]
-		if ks.name == name || name == "float" && ks.gemvQ4I8 == nil {
-			return ks, true
-		}
-	}
-	return kernelSet{}, false
-}
-
-// SelectKernels makes the named kernel set the one in use: one of those
-// this CPU runs (see Kernels) or "float", the fastest one that keeps
-// quantised weights' products in float, the reference the golden data was
-// made with. It must not be called while a Forward runs.
-func SelectKernels(name string) error {
-	ks, ok := lookupKernels(name)
-	if !ok {
-		return unknownKernels(name)
-	}
-	kern = ks
-	return nil
 }
 
 // gemvI8Go is the integer maths of the int8 kernels in scalar Go: their
@@ -228,7 +167,7 @@ func panelI8Go(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group
 // dxT, xsT each chunk's step and sum of each input, (cols/32, np); inputs
 // from n to np are zero. buf's single-input buffers hold one input on the
 // way.
-func (in *input) prepareI8Batch(buf *inputBuf, x []float32, n, cols int) {
+func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, cols int) {
 	np, chunks := roundUp(n, 16), cols/int8Block
 	in.np = np
 	in.xqT, in.dxT, in.xsT = buf.xqT[:cols*np], buf.dxT[:chunks*np], buf.xsT[:chunks*np]
@@ -241,7 +180,7 @@ func (in *input) prepareI8Batch(buf *inputBuf, x []float32, n, cols int) {
 	row := unsafe.Slice((*uint32)(unsafe.Pointer(&xq[0])), cols/4)
 	for t := range np {
 		if t < n {
-			kern.quantI8(xq, dx, xs, x[t*cols:(t+1)*cols], order)
+			ks.quantI8(xq, dx, xs, x[t*cols:(t+1)*cols], order)
 			quantSums(xs, dx, xq, order)
 		} else {
 			clear(xq)
@@ -317,9 +256,9 @@ func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 
 func (m *affineMatrix) fillI8(p *i8Panel, r0, nr int) {
 	groups, wpr := m.cols/m.group, m.cols*m.bits/32
-	kern.panelI8[m.bits/8](p, m.packed[r0*wpr:(r0+nr)*wpr], m.scales.slice(r0*groups, (r0+nr)*groups),
+	m.ks.panelI8[m.bits/8](p, m.packed[r0*wpr:(r0+nr)*wpr], m.scales.slice(r0*groups, (r0+nr)*groups),
 		m.biases.slice(r0*groups, (r0+nr)*groups), nr, m.cols, m.group)
 }
 
 // batchGemm: kernelSet.gemmI8[1] where codes reach 255.
-func (m *affineMatrix) batchGemm() gemmI8 { return kern.gemmI8[m.bits/8] }
+func (m *affineMatrix) batchGemm() gemmI8 { return m.ks.gemmI8[m.bits/8] }

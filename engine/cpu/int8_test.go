@@ -362,15 +362,13 @@ func TestGeneratedAssembly(t *testing.T) {
 func TestInt8Batch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, ks := range int8Sets() {
-		saved := kern
-		kern = ks
 		for _, bits := range []int{4, 8} {
 			for _, group := range []int{32, 64, 128} {
 				for _, cols := range []int{group, 3 * group, 1152} {
 					for _, rows := range []int{5, 16, 37} {
 						for i, sc := range halves(rng, rows*cols/group) {
 							what := fmt.Sprintf("%s q%d group %d, %d×%d, dtype %d", ks.name, bits, group, rows, cols, i)
-							m := &affineMatrix{dense: dense{rows, cols}, bits: bits, group: group,
+							m := &affineMatrix{dense: dense{rows, cols, &ks}, bits: bits, group: group,
 								packed: randU32(rng, rows*cols*bits/32), scales: sc, biases: halves(rng, rows*cols/group)[i]}
 							nr := min(rows, 16)
 							p1, p2 := newI8Panel(cols), newI8Panel(cols)
@@ -381,11 +379,11 @@ func TestInt8Batch(t *testing.T) {
 							}
 							for _, n := range []int{2, 9, 16, 23} {
 								x := randF32(rng, n*cols)
-								batched := mulAll(m, x, n)
+								batched := mulAll(&ks, m, x, n)
 								row := make([]float32, cols)
 								for b := range n {
 									xb := x[b*cols : (b+1)*cols]
-									single := mulAll(m, xb, 1)
+									single := mulAll(&ks, m, xb, 1)
 									for r := range rows {
 										// The terms s·q·x and b·x cancel: rounding
 										// scales with their magnitudes.
@@ -407,7 +405,6 @@ func TestInt8Batch(t *testing.T) {
 				}
 			}
 		}
-		kern = saved
 	}
 }
 
@@ -461,33 +458,42 @@ func TestInt8GemmExact(t *testing.T) {
 	}
 }
 
-// TestSelectKernels checks the names DRIFTWOOD_KERNELS and SelectKernels
-// take: a set's name, "float" (never an int8 set), and an unknown one,
-// refused with the names there are; DRIFTWOOD_NOSIMD=1 means go.
-func TestSelectKernels(t *testing.T) {
-	saved, savedErr := kern, kernelsEnvErr
-	defer func() { kern, kernelsEnvErr = saved, savedErr }()
-	if err := SelectKernels("float"); err != nil || Int8() {
-		t.Fatalf("float: %v, int8 %v", err, Int8())
+// TestChooseKernels checks the names Options.Kernels and
+// DRIFTWOOD_KERNELS take: a set's name, "float" (never an int8 set), and
+// an unknown one, refused with the names there are and where it came
+// from; DRIFTWOOD_NOSIMD=1 means go, and an empty name the fastest.
+func TestChooseKernels(t *testing.T) {
+	m := load(t, "tiny-mlx-q4", Options{Kernels: "go"}).m
+	t.Setenv("DRIFTWOOD_NOSIMD", "") // whatever the test run was given
+	t.Setenv("DRIFTWOOD_KERNELS", "")
+	b, err := New(m, Options{Kernels: "float"})
+	if err != nil || b.Int8() {
+		t.Fatalf("float: %v", err)
 	}
+	b.Close()
 	for _, ks := range kernelSets {
-		if err := SelectKernels(ks.name); err != nil || Kernels() != ks.name {
-			t.Fatalf("%s: %v, in use %s", ks.name, err, Kernels())
+		b, err := New(m, Options{Kernels: ks.name})
+		if err != nil || b.Kernels() != ks.name || b.Int8() != ks.int8() {
+			t.Fatalf("%s: %v", ks.name, err)
 		}
+		b.Close()
 	}
-	if err := SelectKernels("avx9000"); err == nil || !strings.Contains(err.Error(), `"avx9000"`) || !strings.Contains(err.Error(), "go,") {
+	if name, _, _ := DefaultKernels(); name != kernelSets[len(kernelSets)-1].name {
+		t.Fatalf("default %s, want the fastest", name)
+	}
+	if _, err := New(m, Options{Kernels: "avx9000"}); err == nil || !strings.Contains(err.Error(), `"avx9000"`) || !strings.Contains(err.Error(), "go,") {
 		t.Fatalf("unknown set: %v", err)
 	}
-	t.Setenv("DRIFTWOOD_NOSIMD", "") // whatever the test run was given
 	t.Setenv("DRIFTWOOD_KERNELS", "avx9000")
-	kernelsEnvErr = nil
-	kernelByName()
-	if kernelsEnvErr == nil || !strings.Contains(kernelsEnvErr.Error(), "DRIFTWOOD_KERNELS") {
-		t.Fatalf("unknown DRIFTWOOD_KERNELS: %v", kernelsEnvErr)
+	if _, err := New(m, Options{}); err == nil || !strings.Contains(err.Error(), "DRIFTWOOD_KERNELS") {
+		t.Fatalf("unknown DRIFTWOOD_KERNELS: %v", err)
+	}
+	if b, err := New(m, Options{Kernels: "go"}); err != nil || b.Kernels() != "go" {
+		t.Fatalf("an option over an unknown DRIFTWOOD_KERNELS: %v", err)
 	}
 	t.Setenv("DRIFTWOOD_NOSIMD", "1") // over DRIFTWOOD_KERNELS too
-	if ks := kernelByName(); ks.name != goKernels.name {
-		t.Fatalf("DRIFTWOOD_NOSIMD=1: kernel set %s", ks.name)
+	if name, _, err := DefaultKernels(); err != nil || name != goKernels.name {
+		t.Fatalf("DRIFTWOOD_NOSIMD=1: kernel set %s, %v", name, err)
 	}
 }
 

@@ -40,9 +40,6 @@ func maxGo(x []float32) float32 {
 	return max(m[0], m[1], m[2], m[3])
 }
 
-// swiglu sets gate = silu(gate) * up.
-func swiglu(gate, up []float32) { kern.swiglu(gate, up[:len(gate)]) }
-
 // add sets dst += src.
 func add(dst, src []float32) {
 	src = src[:len(dst)]

@@ -1,7 +1,10 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"strings"
 
 	"github.com/driftwoodlabs/driftwood/internal/half"
 )
@@ -95,13 +98,45 @@ type kernelSet struct {
 // first; the last is the default.
 var kernelSets = append([]kernelSet{goKernels}, archKernels()...)
 
-// kern is the kernel set in use: the fastest one the CPU runs unless the
-// environment names another (kernelByName, read once, at start).
-var kern = kernelByName()
+// chooseKernels returns the kernel set Options.Kernels names: one this CPU
+// runs, or "float", the fastest that keeps quantised weights' products in
+// float (the reference the golden data was made with). "" defers to the
+// environment: DRIFTWOOD_KERNELS names a set, DRIFTWOOD_NOSIMD=1 means
+// the portable one, and unset means the fastest.
+func chooseKernels(name string) (*kernelSet, error) {
+	from := "kernels"
+	if name == "" {
+		name, from = os.Getenv("DRIFTWOOD_KERNELS"), "DRIFTWOOD_KERNELS"
+		if os.Getenv("DRIFTWOOD_NOSIMD") == "1" {
+			name = goKernels.name
+		}
+		if name == "" {
+			return &kernelSets[len(kernelSets)-1], nil
+		}
+	}
+	for i := len(kernelSets) - 1; i >= 0; i-- {
+		if ks := &kernelSets[i]; ks.name == name || name == "float" && !ks.int8() {
+			return ks, nil
+		}
+	}
+	names := make([]string, len(kernelSets))
+	for i, ks := range kernelSets {
+		names[i] = ks.name
+	}
+	return nil, fmt.Errorf("%s: no kernel set %q on this CPU (it runs %s, or float)", from, name, strings.Join(names, ", "))
+}
 
-// Kernels names the kernel set in use: go; on amd64 avx2, avx512, avx2i8,
-// avxvnni, avx512vnni, amx; on arm64 neon, neondot.
-func Kernels() string { return kern.name }
+// DefaultKernels names the kernel set a backend with Options.Kernels ""
+// uses (see chooseKernels) and whether it multiplies quantised weights
+// with int8 activations: go; on amd64 avx2, avx512, avx2i8, avxvnni,
+// avx512vnni, amx; on arm64 neon, neondot.
+func DefaultKernels() (name string, int8 bool, err error) {
+	ks, err := chooseKernels("")
+	if err != nil {
+		return "", false, err
+	}
+	return ks.name, ks.int8(), nil
+}
 
 var goKernels = kernelSet{
 	name:      "go",

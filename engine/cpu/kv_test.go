@@ -25,31 +25,25 @@ func TestAttention4(t *testing.T) {
 			a := randF32(rng, 4*stride)
 			blk, off := c.at(1, 3) // kv head 1 from position 3
 			m := 29
-			ref := func(ks kernelSet) (scores, out []float32) {
-				saved := kern
-				kern = ks
-				defer func() { kern = saved }()
+			ref := func(ks *kernelSet) (scores, out []float32) {
 				scores, out = make([]float32, 4*stride), make([]float32, 4*hd)
 				for h := range 4 {
-					c.k[0].dot(typ, scores[h*stride:h*stride+m], blk, off, q[h*hd:(h+1)*hd])
-					c.v[0].axpy(typ, out[h*hd:(h+1)*hd], blk, off, a[h*stride:h*stride+m])
+					c.k[0].dot(ks, typ, scores[h*stride:h*stride+m], blk, off, q[h*hd:(h+1)*hd])
+					c.v[0].axpy(ks, typ, out[h*hd:(h+1)*hd], blk, off, a[h*stride:h*stride+m])
 				}
 				return scores, out
 			}
-			wantScores, wantOut := ref(goKernels)
+			wantScores, wantOut := ref(&goKernels)
 			for _, ks := range kernelSets {
-				saved := kern
-				kern = ks
-				if has4(typ, hd) {
+				if ks.has4(typ, hd) {
 					scores, out := make([]float32, 4*stride), make([]float32, 4*hd)
-					c.k[0].dot4(typ, scores, stride, blk, off, m, q)
-					c.v[0].axpy4(typ, out, blk, off, m, a, stride)
+					c.k[0].dot4(&ks, typ, scores, stride, blk, off, m, q)
+					c.v[0].axpy4(&ks, typ, out, blk, off, m, a, stride)
 					what := fmt.Sprintf("%s %s hd %d", ks.name, typ, hd)
 					agree(t, what+" scores", scores, wantScores, hd)
 					agree(t, what+" values", out, wantOut, m)
 					tested++
 				}
-				kern = saved
 			}
 		}
 	}
@@ -75,7 +69,7 @@ func TestAttentionSlices(t *testing.T) {
 			per := 4
 			s.q, s.o, s.scores = make([]float32, per*hd), make([]float32, per*hd), make([]float32, per*n)
 			s.top, s.sum = make([]float32, per), make([]float32, per)
-			j := attnJob{c: c, p0: n - 1, n: 1, heads: heads, group: heads / kvHeads, per: per, tpi: 1, hd: hd,
+			j := attnJob{ks: envKernels(t), c: c, p0: n - 1, n: 1, heads: heads, group: heads / kvHeads, per: per, tpi: 1, hd: hd,
 				q: q, out: make([]float32, heads*hd), scr: []*scratch{s},
 				part: make([]float32, heads*4*hd), partMax: make([]float32, heads*4), partSum: make([]float32, heads*4)}
 			j.split(n, slices) // 2·workers items wanted: slices per kv head's group

@@ -72,6 +72,7 @@ type part struct {
 // matmulJob computes out = x·Wᵀ for up to three matrices that share an
 // input (q, k and v; gate and up), split by rows over their concatenation.
 type matmulJob struct {
+	ks    *kernelSet
 	parts [3]part
 	ins   [3]*input
 	np    int
@@ -86,7 +87,7 @@ func (j *matmulJob) run(lo, hi, worker int) {
 			if in := j.ins[i]; in.n == 1 {
 				p.m.gemv(p.out, in, a, b, s)
 			} else {
-				gemm(p.m, p.out, in, a, b, s)
+				gemm(j.ks, p.m, p.out, in, a, b, s)
 			}
 		}
 		lo, hi = lo-rows, hi-rows
@@ -96,7 +97,7 @@ func (j *matmulJob) run(lo, hi, worker int) {
 // matmul sets each part's out = x·Wᵀ for n inputs x of cols floats.
 func (b *Backend) matmul(x []float32, n int, parts ...part) {
 	st := &b.st
-	b.mm = matmulJob{np: len(parts), scr: st.scr}
+	b.mm = matmulJob{ks: b.ks, np: len(parts), scr: st.scr}
 	total := 0
 	for i, p := range parts {
 		rows, cols := p.m.dims()
@@ -108,7 +109,7 @@ func (b *Backend) matmul(x []float32, n int, parts ...part) {
 			k++
 		}
 		if k == i {
-			st.ins[i].prepare(&st.inBufs[i], x, n, cols, lay)
+			st.ins[i].prepare(b.ks, &st.inBufs[i], x, n, cols, lay)
 		}
 		b.mm.ins[i] = &st.ins[k]
 	}
@@ -124,6 +125,7 @@ func (b *Backend) matmul(x []float32, n int, parts ...part) {
 // positions, and merge combines the slices' partial results, as
 // flash-decoding does.
 type attnJob struct {
+	ks     *kernelSet
 	c      *cache
 	layer  int
 	p0, n  int // position of the batch's first token, the batch's tokens
@@ -228,45 +230,45 @@ func (j *attnJob) run(lo, hi, worker int) {
 func (j *attnJob) attend(s *scratch, g, nv, from int, to func(v int) int, m, l []float32) {
 	hd := j.hd
 	keys, vals, typ := &j.c.k[j.layer], &j.c.v[j.layer], j.c.typ
-	four := has4(typ, hd)
+	four, ks := j.ks.has4(typ, hd), j.ks
 	stride := len(s.scores) / (j.per * j.tpi)
 	q, o := s.q[:nv*hd], s.o[:nv*hd]
 	v := 0
 	for ; four && v+4 <= nv; v += 4 {
 		j.c.each(g, from, to(v), func(p, blk, off, n int) {
-			keys.dot4(typ, s.scores[v*stride+p:], stride, blk, off, n, q[v*hd:(v+4)*hd])
+			keys.dot4(ks, typ, s.scores[v*stride+p:], stride, blk, off, n, q[v*hd:(v+4)*hd])
 		})
 		for w := v + 1; w < v+4; w++ {
 			j.c.each(g, to(v), to(w), func(p, blk, off, n int) {
-				keys.dot(typ, s.scores[w*stride+p:w*stride+p+n], blk, off, q[w*hd:(w+1)*hd])
+				keys.dot(ks, typ, s.scores[w*stride+p:w*stride+p+n], blk, off, q[w*hd:(w+1)*hd])
 			})
 		}
 	}
 	for w := v; w < nv; w++ {
 		j.c.each(g, from, to(w), func(p, blk, off, n int) {
-			keys.dot(typ, s.scores[w*stride+p:w*stride+p+n], blk, off, q[w*hd:(w+1)*hd])
+			keys.dot(ks, typ, s.scores[w*stride+p:w*stride+p+n], blk, off, q[w*hd:(w+1)*hd])
 		})
 	}
 	for w := range nv {
 		x := s.scores[w*stride+from : w*stride+to(w)]
-		m[w] = kern.maxF32(x)
-		l[w] = kern.expSum(x, m[w])
+		m[w] = ks.maxF32(x)
+		l[w] = ks.expSum(x, m[w])
 	}
 	clear(o)
 	v = 0
 	for ; four && v+4 <= nv; v += 4 {
 		j.c.each(g, from, to(v), func(p, blk, off, n int) {
-			vals.axpy4(typ, o[v*hd:(v+4)*hd], blk, off, n, s.scores[v*stride+p:], stride)
+			vals.axpy4(ks, typ, o[v*hd:(v+4)*hd], blk, off, n, s.scores[v*stride+p:], stride)
 		})
 		for w := v + 1; w < v+4; w++ {
 			j.c.each(g, to(v), to(w), func(p, blk, off, n int) {
-				vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+n])
+				vals.axpy(ks, typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+n])
 			})
 		}
 	}
 	for w := v; w < nv; w++ {
 		j.c.each(g, from, to(w), func(p, blk, off, n int) {
-			vals.axpy(typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+n])
+			vals.axpy(ks, typ, o[w*hd:(w+1)*hd], blk, off, s.scores[w*stride+p:w*stride+p+n])
 		})
 	}
 }
@@ -410,7 +412,7 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 	// the cache
 	c.store(l, p0, n, st.k, st.v)
 	// softmax(q·kᵀ/√d)·v per head
-	b.att = attnJob{c: c, layer: l, p0: p0, n: n, heads: cfg.NumAttentionHeads,
+	b.att = attnJob{ks: b.ks, c: c, layer: l, p0: p0, n: n, heads: cfg.NumAttentionHeads,
 		group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, per: st.attnPer, tpi: attnTokens(st.attnPer), hd: hd,
 		q: st.q, out: st.att, scr: st.scr, part: st.part, partMax: st.partMax, partSum: st.partSum}
 	b.att.split(p0+1, len(st.scr))
@@ -427,6 +429,6 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 func (b *Backend) mlp(L *layer, n int) {
 	st := &b.st
 	b.matmul(st.xb, n, part{L.gate, st.hb}, part{L.up, st.hb2})
-	swiglu(st.hb[:n*b.cfg.IntermediateSize], st.hb2)
+	b.ks.swiglu(st.hb[:n*b.cfg.IntermediateSize], st.hb2)
 	b.matmul(st.hb, n, part{L.down, st.xb2})
 }

@@ -49,15 +49,15 @@ func asU32(b []byte) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
 
-// newMatrix wraps a bound weight for the kernels.
-func newMatrix(t *engine.Tensor) (matrix, error) {
+// newMatrix wraps a bound weight for the kernel set ks.
+func newMatrix(t *engine.Tensor, ks *kernelSet) (matrix, error) {
 	rows, cols := t.Shape[0], t.Shape[1]
-	base := dense{rows: rows, cols: cols}
+	base := dense{rows: rows, cols: cols, ks: ks}
 	if t.Quantized() {
-		return newAffine(t)
+		return newAffine(t, ks)
 	}
 	if t.BlockQuantized() {
-		return newBlockMatrix(t)
+		return newBlockMatrix(t, ks)
 	}
 	switch t.DType {
 	case safetensors.F32:
@@ -70,7 +70,12 @@ func newMatrix(t *engine.Tensor) (matrix, error) {
 	return nil, fmt.Errorf("%s: tensor %s: dtype %s has no CPU kernel", t.File, t.Name, t.DType)
 }
 
-type dense struct{ rows, cols int }
+// dense is what every matrix has: its shape, and the kernel set that
+// multiplies it (its backend's).
+type dense struct {
+	rows, cols int
+	ks         *kernelSet
+}
 
 func (d dense) dims() (int, int) { return d.rows, d.cols }
 func (d dense) layout() layout   { return layout{} }
@@ -81,7 +86,7 @@ type f32Matrix struct {
 }
 
 func (m *f32Matrix) gemv(out []float32, in *input, lo, hi int, _ *scratch) {
-	kern.gemvF32(out[lo:hi], m.w[lo*m.cols:hi*m.cols], in.x)
+	m.ks.gemvF32(out[lo:hi], m.w[lo*m.cols:hi*m.cols], in.x)
 }
 
 func (m *f32Matrix) panel(r, k0, k1 int, s *scratch) ([]float32, int) {
@@ -113,18 +118,18 @@ type halfMatrix struct {
 
 func (m *halfMatrix) widen(dst []float32, src []uint16) {
 	if m.f16 {
-		kern.widenF16(dst, src)
+		m.ks.widenF16(dst, src)
 	} else {
-		kern.widenBF16(dst, src)
+		m.ks.widenBF16(dst, src)
 	}
 }
 
 func (m *halfMatrix) gemv(out []float32, in *input, lo, hi int, _ *scratch) {
 	w := m.w[lo*m.cols : hi*m.cols]
 	if m.f16 {
-		kern.gemvF16(out[lo:hi], w, in.x)
+		m.ks.gemvF16(out[lo:hi], w, in.x)
 	} else {
-		kern.gemvBF16(out[lo:hi], w, in.x)
+		m.ks.gemvBF16(out[lo:hi], w, in.x)
 	}
 }
 

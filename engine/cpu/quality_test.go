@@ -38,8 +38,8 @@ func BenchmarkInt8Quality(b *testing.B) {
 		b.Skip("this CPU runs no int8 kernel set")
 	}
 	int8Set := sets[len(sets)-1]
-	if Int8() {
-		int8Set = kern // as DRIFTWOOD_KERNELS chose
+	if ks := envKernels(b); ks.int8() {
+		int8Set = *ks // as DRIFTWOOD_KERNELS chose
 	}
 	var float kernelSet
 	for _, ks := range kernelSets {
@@ -55,8 +55,8 @@ func BenchmarkInt8Quality(b *testing.B) {
 	}
 	m, ids := qualityText(b, os.Getenv("DRIFTWOOD_QUALITY_TEXT"), n)
 	defer m.Close()
-	open := func() (*Backend, engine.Cache) {
-		be, err := New(m, Options{})
+	open := func(ks kernelSet) (*Backend, engine.Cache) {
+		be, err := newBackend(m, Options{}, &ks)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,33 +66,28 @@ func BenchmarkInt8Quality(b *testing.B) {
 		}
 		return be, c
 	}
-	fb, fc := open()
-	ib, ic := open()
-	hb, hc := open()
-	defer fb.Close()
-	defer ib.Close()
-	defer hb.Close()
 	refSet, err := roundedInputs(float, os.Getenv("DRIFTWOOD_QUALITY_REF"))
 	if err != nil {
 		b.Fatal(err)
 	}
+	fb, fc := open(float)
+	ib, ic := open(int8Set)
+	hb, hc := open(refSet)
+	defer fb.Close()
+	defer ib.Close()
+	defer hb.Close()
 	vocab := m.Config.VocabSize
 	pf, pi, ph := make([]float32, vocab), make([]float32, vocab), make([]float32, vocab)
-	saved := kern
-	defer func() { kern = saved }()
 	var kld, kldH, entropy float64
 	agree, agreeH, positions := 0, 0, 0
 	for b.Loop() {
 		for _, id := range ids {
-			kern = float
 			if err := fb.Forward(fc, []int32{id}, pf); err != nil {
 				b.Fatal(err)
 			}
-			kern = int8Set
 			if err := ib.Forward(ic, []int32{id}, pi); err != nil {
 				b.Fatal(err)
 			}
-			kern = refSet
 			if err := hb.Forward(hc, []int32{id}, ph); err != nil {
 				b.Fatal(err)
 			}

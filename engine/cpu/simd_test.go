@@ -11,17 +11,23 @@ import (
 )
 
 // withKernels runs f once per kernel set this CPU runs (the portable one
-// first), with kern swapped in.
-func withKernels(t *testing.T, f func(t *testing.T)) {
+// first).
+func withKernels(t *testing.T, f func(t *testing.T, ks *kernelSet)) {
 	t.Helper()
 	for _, ks := range kernelSets {
-		t.Run(ks.name, func(t *testing.T) {
-			saved := kern
-			kern = ks
-			defer func() { kern = saved }()
-			f(t)
-		})
+		t.Run(ks.name, func(t *testing.T) { f(t, &ks) })
 	}
+}
+
+// envKernels is the kernel set a backend opened with Options.Kernels ""
+// uses: the one the test run's environment chose.
+func envKernels(t testing.TB) *kernelSet {
+	t.Helper()
+	ks, err := chooseKernels("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
 }
 
 func randF32(rng *rand.Rand, n int) []float32 {

@@ -61,22 +61,17 @@ func TestSmolLM2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	b, err := New(m, Options{KVType: engine.KVF32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	sets := []string{"float"}
 	if i8 := kernelSets[len(kernelSets)-1]; i8.gemvBlocksI8[0] != nil {
 		sets = append(sets, i8.name)
 	}
 	for _, name := range sets {
 		t.Run(name, func(t *testing.T) {
-			saved := kern
-			defer func() { kern = saved }()
-			if err := SelectKernels(name); err != nil {
+			b, err := New(m, Options{KVType: engine.KVF32, Kernels: name})
+			if err != nil {
 				t.Fatal(err)
 			}
+			defer b.Close()
 			checkSmolLM2(t, b, ref, m.Config.VocabSize, name == "float")
 		})
 	}
@@ -175,11 +170,6 @@ func TestSmolLM2KVTypes(t *testing.T) {
 	// and the two runs then differ by the int8 path's own noise (a KLD of
 	// about 0.004 whatever the cache type), which says nothing of the
 	// cache.
-	saved := kern
-	defer func() { kern = saved }()
-	if err := SelectKernels("float"); err != nil {
-		t.Fatal(err)
-	}
 	m, ids := modelText(t, path, "", 1024)
 	defer m.Close()
 	vocab := m.Config.VocabSize
@@ -187,7 +177,7 @@ func TestSmolLM2KVTypes(t *testing.T) {
 	caches := make([]engine.Cache, len(types))
 	backends := make([]*Backend, len(types))
 	for i, typ := range types {
-		b, err := New(m, Options{KVType: typ})
+		b, err := New(m, Options{KVType: typ, Kernels: "float"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func (b *Backend) RecoverTokens(kv *engine.KVState, likely []int32) (*Recovered,
 	for i := range scan.top {
 		scan.top[i], scan.topID[i] = float32(math.Inf(1)), -1
 	}
-	positions := part{&f32Matrix{dense{n, kvDim}, vals}, scan.dots}
+	positions := part{&f32Matrix{dense{n, kvDim, b.ks}, vals}, scan.dots}
 	vocab := cfg.VocabSize
 	for t0 := 0; t0 < vocab; t0 += st.maxBatch {
 		m := min(st.maxBatch, vocab-t0)

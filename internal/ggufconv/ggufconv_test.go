@@ -27,14 +27,8 @@ const sameLogits = 1e-4
 // floatKernels makes the CPU backend multiply quantised weights in
 // float for the rest of t, as the GGUF file's blocks always are: the
 // int8 kernels would round the folder's activations and not the file's.
-func floatKernels(t *testing.T) {
-	t.Helper()
-	prev := cpu.Kernels()
-	if err := cpu.SelectKernels("float"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cpu.SelectKernels(prev) })
-}
+// The backends it opens read DRIFTWOOD_KERNELS.
+func floatKernels(t *testing.T) { t.Setenv("DRIFTWOOD_KERNELS", "float") }
 
 // convert converts the GGUF file from into a new folder.
 func convert(t testing.TB, from string) (string, *Summary) {

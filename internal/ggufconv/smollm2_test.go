@@ -23,7 +23,10 @@ func TestSmolLM2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: converting and running a 135M model takes a few seconds")
 	}
-	fastest := cpu.Kernels()
+	fastest, int8, err := cpu.DefaultKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
 	floatKernels(t)
 	dir, s := convert(t, path)
 	file, folder := open(t, path), open(t, dir)
@@ -57,11 +60,11 @@ func TestSmolLM2(t *testing.T) {
 	}
 	t.Logf("%d-bit folder of %d bytes; last logits of a %d-token chat within %.2g of the file's", s.Bits, s.Bytes, len(ids), d)
 
-	if err := cpu.SelectKernels(fastest); err != nil || !cpu.Int8() {
+	if !int8 {
 		t.Logf("no int8 kernels here (%s): the float path alone is checked", fastest)
 		return
 	}
-	b, err := cpu.New(folder.Weights, cpu.Options{Threads: 2, KVType: engine.KVF32})
+	b, err := cpu.New(folder.Weights, cpu.Options{Threads: 2, KVType: engine.KVF32, Kernels: fastest})
 	if err != nil {
 		t.Fatal(err)
 	}
