@@ -63,6 +63,7 @@ type Backend struct {
 	layers    []layer
 	finalNorm []float32 // (hidden)
 	lmHead    matrix    // (vocab, hidden); embed when tied
+	fam       family
 	rope      ropeTable
 	pool      *pool
 	kvType    engine.KVType
@@ -74,13 +75,27 @@ type Backend struct {
 
 var _ engine.Backend = (*Backend)(nil)
 
-// layer is one transformer block's weights.
+// layer is one transformer block's weights, named as the checkpoint
+// names them (model.layers.N.…), as mlx-lm and the MLX backend do.
 type layer struct {
-	attnNorm, mlpNorm []float32 // (hidden)
-	q, k, v, o        matrix
-	gate, up, down    matrix
-	qb, kb, vb        []float32 // projection biases (Qwen2), or nil
-	qNorm, kNorm      []float32 // per-head norms before RoPE (Qwen3), or nil
+	inputLayernorm, postAttentionLayernorm []float32 // (hidden)
+	qProj, kProj, vProj, oProj             matrix
+	gateProj, upProj, downProj             matrix
+	// The family's extras (family), nil where it has none.
+	qBias, kBias, vBias []float32
+	qNorm, kNorm        []float32 // (head_dim)
+}
+
+// family is all that sets a model family's block apart from Llama's, read
+// once from the config: the forward pass asks it and nothing else.
+type family struct {
+	permutedQK bool // GGUF llama: q and k heads' rows in llama.cpp's order
+	qkvBias    bool // Qwen2: biases on the q, k and v projections
+	qkNorm     bool // Qwen3: each q and k head RMS-normed before RoPE
+}
+
+func familyOf(c *engine.Config) family {
+	return family{permutedQK: c.PermutedQK, qkvBias: c.QKVBias(), qkNorm: c.QKNorm()}
 }
 
 // New prepares model for the CPU. The model must stay open while the
@@ -113,7 +128,7 @@ func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
 	if kvType == engine.KVQ8 && c.HeadDim%engine.Q8Block != 0 {
 		return nil, fmt.Errorf("cpu: kv_type q8_0 needs head_dim a multiple of %d; this model's is %d (use f16, bf16 or f32)", engine.Q8Block, c.HeadDim)
 	}
-	b := &Backend{cfg: c, checks: engine.NewChecks("cpu", m), rope: newRopeTable(c), kvType: kvType, ks: ks}
+	b := &Backend{cfg: c, checks: engine.NewChecks("cpu", m), fam: familyOf(c), rope: newRopeTable(c), kvType: kvType, ks: ks}
 	w := &m.Weights
 	var errs []error
 	mat := func(t *engine.Tensor) matrix {
@@ -135,13 +150,13 @@ func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
 	b.layers = make([]layer, len(w.Layers))
 	for i := range w.Layers {
 		lw, l := &w.Layers[i], &b.layers[i]
-		l.attnNorm, l.mlpNorm = vec(&lw.InputLayernorm), vec(&lw.PostAttentionLayernorm)
-		l.q, l.k, l.v, l.o = mat(&lw.QProj), mat(&lw.KProj), mat(&lw.VProj), mat(&lw.OProj)
-		l.gate, l.up, l.down = mat(&lw.GateProj), mat(&lw.UpProj), mat(&lw.DownProj)
-		if c.QKVBias() {
-			l.qb, l.kb, l.vb = vec(&lw.QBias), vec(&lw.KBias), vec(&lw.VBias)
+		l.inputLayernorm, l.postAttentionLayernorm = vec(&lw.InputLayernorm), vec(&lw.PostAttentionLayernorm)
+		l.qProj, l.kProj, l.vProj, l.oProj = mat(&lw.QProj), mat(&lw.KProj), mat(&lw.VProj), mat(&lw.OProj)
+		l.gateProj, l.upProj, l.downProj = mat(&lw.GateProj), mat(&lw.UpProj), mat(&lw.DownProj)
+		if b.fam.qkvBias {
+			l.qBias, l.kBias, l.vBias = vec(&lw.QBias), vec(&lw.KBias), vec(&lw.VBias)
 		}
-		if c.QKNorm() {
+		if b.fam.qkNorm {
 			l.qNorm, l.kNorm = vec(&lw.QNorm), vec(&lw.KNorm)
 		}
 	}

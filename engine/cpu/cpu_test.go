@@ -70,8 +70,8 @@ func TestDequantCheck(t *testing.T) {
 		raw.Close()
 		mats := map[string]matrix{
 			"model.embed_tokens.weight":              f.b.embed,
-			"model.layers.0.self_attn.q_proj.weight": f.b.layers[0].q,
-			"model.layers.2.mlp.down_proj.weight":    f.b.layers[2].down,
+			"model.layers.0.self_attn.q_proj.weight": f.b.layers[0].qProj,
+			"model.layers.2.mlp.down_proj.weight":    f.b.layers[2].downProj,
 		}
 		for tensor, want := range g.DequantCheck {
 			m := mats[tensor]
@@ -96,7 +96,7 @@ func TestMatrixKernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, name := range golden.Models {
 		f := load(t, name, Options{})
-		for _, m := range []matrix{f.b.layers[1].q, f.b.layers[1].down, f.b.embed} {
+		for _, m := range []matrix{f.b.layers[1].qProj, f.b.layers[1].downProj, f.b.embed} {
 			rows, cols := m.dims()
 			const n = 3
 			x := make([]float32, n*cols)

@@ -347,10 +347,10 @@ func (b *Backend) forward(c *cache, tokens []int32, out []float32) {
 	// Each block, as mlx-lm's: h = x + attention(norm(x)); x = h + mlp(norm(h)).
 	for l := range b.layers {
 		L := &b.layers[l]
-		b.norm(st.xb, st.x, L.attnNorm, n)
+		b.norm(st.xb, st.x, L.inputLayernorm, n)
 		b.attention(c, l, L, n, p0)  // st.xb → st.xb2
 		add(st.x[:n*hidden], st.xb2) // residual
-		b.norm(st.xb, st.x, L.mlpNorm, n)
+		b.norm(st.xb, st.x, L.postAttentionLayernorm, n)
 		b.mlp(L, n)                  // st.xb → st.xb2
 		add(st.x[:n*hidden], st.xb2) // residual
 	}
@@ -388,19 +388,19 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 	qDim, kvDim, half := cfg.NumAttentionHeads*hd, cfg.NumKeyValueHeads*hd, hd/2
 	eps := float32(cfg.RMSNormEps)
 	// qkv
-	b.matmul(st.xb, n, part{L.q, st.q}, part{L.k, st.k}, part{L.v, st.v})
+	b.matmul(st.xb, n, part{L.qProj, st.q}, part{L.kProj, st.k}, part{L.vProj, st.v})
 	for i := 0; i < n; i++ {
 		q, k := st.q[i*qDim:(i+1)*qDim], st.k[i*kvDim:(i+1)*kvDim]
-		if cfg.PermutedQK { // GGUF llama: heads back in Hugging Face's order
+		if b.fam.permutedQK { // heads back in Hugging Face's order
 			unpermuteHeads(q, hd, st.perm)
 			unpermuteHeads(k, hd, st.perm)
 		}
-		if L.qb != nil { // Qwen2: biased projections
-			add(q, L.qb)
-			add(k, L.kb)
-			add(st.v[i*kvDim:(i+1)*kvDim], L.vb)
+		if b.fam.qkvBias {
+			add(q, L.qBias)
+			add(k, L.kBias)
+			add(st.v[i*kvDim:(i+1)*kvDim], L.vBias)
 		}
-		if L.qNorm != nil { // Qwen3: each head RMS-normed before RoPE
+		if b.fam.qkNorm {
 			headNorm(q, L.qNorm, eps)
 			headNorm(k, L.kNorm, eps)
 		}
@@ -421,14 +421,14 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 		b.att.merge()
 	}
 	// output projection
-	b.matmul(st.att, n, part{L.o, st.xb2})
+	b.matmul(st.att, n, part{L.oProj, st.xb2})
 }
 
 // mlp is a block's SwiGLU feed-forward of n rows of st.xb into st.xb2:
 // down(silu(gate(x))·up(x)).
 func (b *Backend) mlp(L *layer, n int) {
 	st := &b.st
-	b.matmul(st.xb, n, part{L.gate, st.hb}, part{L.up, st.hb2})
+	b.matmul(st.xb, n, part{L.gateProj, st.hb}, part{L.upProj, st.hb2})
 	b.ks.swiglu(st.hb[:n*b.cfg.IntermediateSize], st.hb2)
-	b.matmul(st.hb, n, part{L.down, st.xb2})
+	b.matmul(st.hb, n, part{L.downProj, st.xb2})
 }

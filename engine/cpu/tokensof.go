@@ -391,11 +391,11 @@ func (b *Backend) tokenValuesOf(i int, t int32) {
 func (b *Backend) project(m int) {
 	st, L := &b.st, &b.layers[0]
 	kvDim := b.cfg.NumKeyValueHeads * b.cfg.HeadDim
-	b.norm(st.xb, st.x, L.attnNorm, m)
-	b.matmul(st.xb, m, part{L.v, st.v})
-	if L.vb != nil {
+	b.norm(st.xb, st.x, L.inputLayernorm, m)
+	b.matmul(st.xb, m, part{L.vProj, st.v})
+	if b.fam.qkvBias {
 		for i := range m {
-			add(st.v[i*kvDim:(i+1)*kvDim], L.vb)
+			add(st.v[i*kvDim:(i+1)*kvDim], L.vBias)
 		}
 	}
 }
