@@ -22,11 +22,10 @@ type Hook interface {
 	// Begin starts the work for the next step. tokens is the whole sequence
 	// so far; it is valid until End returns and must not be modified.
 	Begin(tokens []int32)
-	// End waits for that work and says what the loop should do. It may
-	// restrict logits in place (masked tokens set to -Inf), but that
-	// holds only for a step that neither takes back nor forces tokens:
-	// those are fed to the model before sampling, which computes fresh
-	// logits. The Directive's Allowed and Mask hold in every case.
+	// End waits for that work and says what the loop should do. It reads
+	// logits and must not change them: a hook restricts the next token
+	// through the Directive's Allowed or Mask, which hold whether or not
+	// the step also takes back or forces tokens.
 	End(logits []float32) Directive
 }
 
@@ -210,11 +209,11 @@ func (g *Generator) Prefill(ctx context.Context, seq *Sequence, tokens []int32) 
 // yet fed to the model (a stop token is never emitted). A full context window
 // returns *ContextFullError. The per-token path allocates nothing.
 func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32, emit func(Event) error) (Stats, error) {
-	st := Stats{PromptTokens: len(prompt), Seed: g.Sampler.Seed()}
+	r := reply{g: g, seq: seq, emit: emit, st: Stats{PromptTokens: len(prompt), Seed: g.Sampler.Seed()}}
 	if len(prompt) == 0 {
-		return st, fmt.Errorf("generate: empty prompt")
+		return r.st, fmt.Errorf("generate: empty prompt")
 	}
-	start := time.Now()
+	r.start = time.Now()
 	// Room for the whole window up front, so that appending a token never
 	// reallocates on the per-token path.
 	seq.Tokens = slices.Grow(seq.Tokens, seq.Cache.Window()-len(seq.Tokens))
@@ -222,149 +221,204 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 	// step, so that the hook's first step sees the whole prompt and runs
 	// concurrently with a forward pass.
 	if err := g.Prefill(ctx, seq, prompt[:len(prompt)-1]); err != nil {
-		return st, err
+		return r.st, err
 	}
-	replyStart := len(seq.Tokens) + 1
+	r.replyStart = len(seq.Tokens) + 1
 	// The most tokens the reply may keep, forced ones included: every
 	// reply token but the last is fed to the model.
-	limit := seq.Cache.Window() - replyStart + 1
+	r.limit = seq.Cache.Window() - r.replyStart + 1
 	if g.MaxTokens > 0 {
-		limit = min(limit, g.MaxTokens)
+		r.limit = min(r.limit, g.MaxTokens)
 	}
 	if rh, ok := g.Hook.(ReplyHook); ok {
-		rh.StartReply(replyStart, limit)
+		rh.StartReply(r.replyStart, r.limit)
 	}
 	pending := append(g.pending[:0], prompt[len(prompt)-1])
-	var decodeStart time.Time
-	finish := func(r StopReason, err error) (Stats, error) {
-		st.Reason = r
-		if !decodeStart.IsZero() {
-			st.GenDuration = time.Since(decodeStart)
-		}
-		return st, err
-	}
-	// atLimit ends a reply that holds limit tokens: MaxTokens, or a full
-	// window (the tokens emitted last are not fed).
-	atLimit := func() (Stats, error) {
-		if g.MaxTokens > 0 && st.GenTokens >= g.MaxTokens {
-			return finish(StopMaxTokens, nil)
-		}
-		unfed := st.GenTokens - (len(seq.Tokens) - replyStart)
-		return finish("", &ContextFullError{Window: seq.Cache.Window(), Have: seq.Cache.Len(), Adding: unfed})
-	}
 	for {
 		if err := ctx.Err(); err != nil {
-			return finish(StopCancelled, err)
+			return r.finish(StopCancelled, err)
 		}
-		prev := len(seq.Tokens)
-		seq.Tokens = append(seq.Tokens, pending...)
-		if g.Hook != nil {
-			g.Hook.Begin(seq.Tokens)
-		}
-		err := g.Backend.Forward(seq.Cache, pending, g.logits)
-		if g.Hook != nil && err != nil {
-			g.Hook.End(g.logits)
-		}
+		d, err := r.step(pending)
 		if err != nil {
-			seq.Tokens = seq.Tokens[:prev]
-			return finish("", err)
+			return r.finish("", err)
 		}
-		if decodeStart.IsZero() {
-			st.PromptDuration = time.Since(start)
-			decodeStart = time.Now()
-		}
-		d := Directive{Temperature: -1}
-		if g.Hook != nil {
-			waitStart := time.Now()
-			d = g.Hook.End(g.logits)
-			if wait := time.Since(waitStart); st.GenTokens == 0 && st.HookFirst == 0 {
-				st.HookFirst = wait
-			} else {
-				st.HookWait += wait
-			}
-		}
-		back := max(0, min(d.Backtrack, len(seq.Tokens)-replyStart))
-		if back > 0 {
-			g.truncate(seq, len(seq.Tokens)-back)
-			st.GenTokens -= back
-			st.TakenBack += back
-			if err := emit(Event{Backtrack: back, Token: -1}); err != nil {
-				return finish("", err)
-			}
-		}
-		force := d.Force[:min(len(d.Force), max(0, limit-st.GenTokens))]
-		for i, tok := range force {
-			st.GenTokens++
-			ev := Event{Token: tok, Forced: true}
-			if i == 0 && back == 0 {
-				// The logits are this position's: what the model wanted.
-				if top := Argmax(g.logits); top >= 0 && top != tok {
-					ev.Overrode, ev.Wanted = true, top
-					st.Overrides++
-				}
-			}
-			if err := emit(ev); err != nil {
-				return finish("", err)
-			}
+		back, force, err := r.rewrite(d)
+		if err != nil {
+			return r.finish("", err)
 		}
 		if d.Stop && len(force) == len(d.Force) {
-			return finish(StopHook, nil)
+			return r.finish(StopHook, nil)
 		}
-		if st.GenTokens >= limit {
-			return atLimit()
+		if r.st.GenTokens >= r.limit {
+			return r.atLimit()
 		}
 		if len(force) > 0 || back > 0 {
-			// The logits are stale: feed the last kept token again (after
-			// a take-back) and the forced tokens, then sample as this
-			// step's directive says, without another hook step.
-			feed := g.pending[:0]
-			if back > 0 {
-				last := seq.Tokens[len(seq.Tokens)-1]
-				g.truncate(seq, len(seq.Tokens)-1)
-				feed = append(feed, last)
-			}
-			feed = append(feed, force...)
-			g.pending = feed // keep a grown buffer
-			prev := len(seq.Tokens)
-			seq.Tokens = append(seq.Tokens, feed...)
-			if err := g.Backend.Forward(seq.Cache, feed, g.logits); err != nil {
-				seq.Tokens = seq.Tokens[:prev]
-				return finish("", err)
+			if err := r.refeed(back, force); err != nil {
+				return r.finish("", err)
 			}
 		}
-		top := int32(-1)
-		if d.Allowed != nil || d.Mask != nil {
-			top = Argmax(g.logits) // before the sampler penalises in place
-		}
-		var tok int32
+		tok, stop, err := r.sample(&d)
 		switch {
-		case d.Allowed != nil:
-			tok = g.Sampler.SampleAmong(g.logits, d.Allowed, seq.Tokens, d.Temperature)
-		case d.Mask != nil:
-			tok = g.Sampler.SampleMask(g.logits, d.Mask, seq.Tokens, d.Temperature)
-		default:
-			tok = g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
+		case err != nil:
+			return r.finish("", err)
+		case stop:
+			return r.finish(StopEOS, nil)
 		}
-		if tok == NonFinite {
-			return finish("", nonFiniteError(g.logits, len(seq.Tokens)-1))
-		}
-		if tok < 0 || slices.Contains(g.StopTokens, tok) {
-			return finish(StopEOS, nil)
-		}
-		st.GenTokens++
-		ev := Event{Token: tok, Candidates: d.Candidates}
-		if top >= 0 && top != tok && !d.permits(top) {
-			ev.Overrode, ev.Wanted = true, top
-			st.Overrides++
-		}
-		if err := emit(ev); err != nil {
-			return finish("", err)
-		}
-		if st.GenTokens >= limit {
-			return atLimit()
+		if r.st.GenTokens >= r.limit {
+			return r.atLimit()
 		}
 		pending = append(g.pending[:0], tok)
 	}
+}
+
+// reply is one Generate call's state, shared by the steps of its loop.
+type reply struct {
+	g                  *Generator
+	seq                *Sequence
+	emit               func(Event) error
+	st                 Stats
+	start, decodeStart time.Time
+	replyStart, limit  int
+}
+
+// finish ends the reply for reason.
+func (r *reply) finish(reason StopReason, err error) (Stats, error) {
+	r.st.Reason = reason
+	if !r.decodeStart.IsZero() {
+		r.st.GenDuration = time.Since(r.decodeStart)
+	}
+	return r.st, err
+}
+
+// atLimit ends a reply that holds limit tokens: MaxTokens, or a full
+// window (the tokens emitted last are not fed).
+func (r *reply) atLimit() (Stats, error) {
+	if r.g.MaxTokens > 0 && r.st.GenTokens >= r.g.MaxTokens {
+		return r.finish(StopMaxTokens, nil)
+	}
+	unfed := r.st.GenTokens - (len(r.seq.Tokens) - r.replyStart)
+	return r.finish("", &ContextFullError{Window: r.seq.Cache.Window(), Have: r.seq.Cache.Len(), Adding: unfed})
+}
+
+// step feeds pending to the model, the hook's work running beside the
+// forward pass, and returns the hook's directive (a plain one without a
+// hook).
+func (r *reply) step(pending []int32) (Directive, error) {
+	g, seq := r.g, r.seq
+	prev := len(seq.Tokens)
+	seq.Tokens = append(seq.Tokens, pending...)
+	if g.Hook != nil {
+		g.Hook.Begin(seq.Tokens)
+	}
+	err := g.Backend.Forward(seq.Cache, pending, g.logits)
+	if g.Hook != nil && err != nil {
+		g.Hook.End(g.logits)
+	}
+	if err != nil {
+		seq.Tokens = seq.Tokens[:prev]
+		return Directive{}, err
+	}
+	if r.decodeStart.IsZero() {
+		r.st.PromptDuration = time.Since(r.start)
+		r.decodeStart = time.Now()
+	}
+	if g.Hook == nil {
+		return Directive{Temperature: -1}, nil
+	}
+	waitStart := time.Now()
+	d := g.Hook.End(g.logits)
+	if wait := time.Since(waitStart); r.st.GenTokens == 0 && r.st.HookFirst == 0 {
+		r.st.HookFirst = wait
+	} else {
+		r.st.HookWait += wait
+	}
+	return d, nil
+}
+
+// rewrite applies d's take-back and forced tokens (as many as the limit
+// leaves) and emits them; it returns how many tokens went back and the
+// tokens forced.
+func (r *reply) rewrite(d Directive) (back int, force []int32, err error) {
+	seq := r.seq
+	back = max(0, min(d.Backtrack, len(seq.Tokens)-r.replyStart))
+	if back > 0 {
+		r.g.truncate(seq, len(seq.Tokens)-back)
+		r.st.GenTokens -= back
+		r.st.TakenBack += back
+		if err := r.emit(Event{Backtrack: back, Token: -1}); err != nil {
+			return 0, nil, err
+		}
+	}
+	force = d.Force[:min(len(d.Force), max(0, r.limit-r.st.GenTokens))]
+	for i, tok := range force {
+		r.st.GenTokens++
+		ev := Event{Token: tok, Forced: true}
+		if i == 0 && back == 0 {
+			// The logits are this position's: what the model wanted.
+			if top := Argmax(r.g.logits); top >= 0 && top != tok {
+				ev.Overrode, ev.Wanted = true, top
+				r.st.Overrides++
+			}
+		}
+		if err := r.emit(ev); err != nil {
+			return 0, nil, err
+		}
+	}
+	return back, force, nil
+}
+
+// refeed makes the logits current after a take-back or forced tokens:
+// it feeds the last kept token again (after a take-back) and the forced
+// tokens, so that the step samples as its directive says without asking
+// the hook again.
+func (r *reply) refeed(back int, force []int32) error {
+	g, seq := r.g, r.seq
+	feed := g.pending[:0]
+	if back > 0 {
+		last := seq.Tokens[len(seq.Tokens)-1]
+		g.truncate(seq, len(seq.Tokens)-1)
+		feed = append(feed, last)
+	}
+	feed = append(feed, force...)
+	g.pending = feed // keep a grown buffer
+	prev := len(seq.Tokens)
+	seq.Tokens = append(seq.Tokens, feed...)
+	if err := g.Backend.Forward(seq.Cache, feed, g.logits); err != nil {
+		seq.Tokens = seq.Tokens[:prev]
+		return err
+	}
+	return nil
+}
+
+// sample picks the next token as d allows and emits it; stop says that
+// the reply ended instead (a stop token, or nothing left to sample).
+func (r *reply) sample(d *Directive) (tok int32, stop bool, err error) {
+	g, seq := r.g, r.seq
+	top := int32(-1)
+	if d.Allowed != nil || d.Mask != nil {
+		top = Argmax(g.logits) // before the sampler penalises in place
+	}
+	switch {
+	case d.Allowed != nil:
+		tok = g.Sampler.SampleAmong(g.logits, d.Allowed, seq.Tokens, d.Temperature)
+	case d.Mask != nil:
+		tok = g.Sampler.SampleMask(g.logits, d.Mask, seq.Tokens, d.Temperature)
+	default:
+		tok = g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
+	}
+	if tok == NonFinite {
+		return 0, true, nonFiniteError(g.logits, len(seq.Tokens)-1)
+	}
+	if tok < 0 || slices.Contains(g.StopTokens, tok) {
+		return 0, true, nil
+	}
+	r.st.GenTokens++
+	ev := Event{Token: tok, Candidates: d.Candidates}
+	if top >= 0 && top != tok && !d.permits(top) {
+		ev.Overrode, ev.Wanted = true, top
+		r.st.Overrides++
+	}
+	return tok, false, r.emit(ev)
 }
 
 // nonFiniteError says that the logits computed at position pos are NaN

@@ -120,19 +120,16 @@ func (h *scriptHook) Begin(tokens []int32) {
 	h.active = true
 }
 
-func (h *scriptHook) End(logits []float32) engine.Directive {
+func (h *scriptHook) End([]float32) engine.Directive {
 	defer func() { h.step++; h.active = false }()
+	d, ok := h.steps[h.step]
+	if !ok {
+		d = engine.Directive{Temperature: -1}
+	}
 	if tok, ok := h.allow[h.step]; ok {
-		for i := range logits {
-			if int32(i) != tok {
-				logits[i] = float32(math.Inf(-1))
-			}
-		}
+		d.Allowed = []int32{tok}
 	}
-	if d, ok := h.steps[h.step]; ok {
-		return d
-	}
-	return engine.Directive{Temperature: -1}
+	return d
 }
 
 func TestGenerateHookDirectives(t *testing.T) {
