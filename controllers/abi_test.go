@@ -107,7 +107,7 @@ func TestBackgroundLoadLogsAreShown(t *testing.T) {
 	wat = strings.Replace(wat, "(module", `(module
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))`, 1)
 	mod := h.load(t, "bg", wat)
-	h.rt.Prewarm(mod, h.vocab)
+	h.rt.spares.prewarm(mod, h.vocab)
 	d.Use(mod, "")
 	h.reply(t, d, nil, 2, 0, nil)
 	if got := h.logText(); got != "bg: loaded\nbg: half" {

@@ -16,12 +16,12 @@ import (
 )
 
 // llama3Vocab is the real 128,256-token vocabulary.
-func llama3Vocab(b testing.TB) *Vocab {
+func llama3Vocab(b testing.TB) *vocabulary {
 	tok, err := tokenizer.Load(filepath.Join("..", "testdata", "llama3-tokenizer", "tokenizer.json.gz"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	return NewVocab(tok, 128256)
+	return newVocabulary(tok, 128256)
 }
 
 // BenchmarkApplyMask is the host's side of a step: counting the mask's
@@ -29,7 +29,7 @@ func llama3Vocab(b testing.TB) *Vocab {
 func BenchmarkApplyMask(b *testing.B) {
 	const vocab = 128256
 	logits := make([]float32, vocab)
-	d := NewDriver(nil, nil, nil, nil, nil)
+	d := newDriver(nil, nil, nil, nil, nil)
 	defer d.Close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	dense, runs, sparse := make([]uint32, (vocab+31)/32), make([]uint32, (vocab+31)/32), make([]uint32, (vocab+31)/32)
@@ -64,7 +64,7 @@ func BenchmarkApplyMask(b *testing.B) {
 // step) is not counted: BenchmarkSwap measures it.
 func BenchmarkWasmStep(b *testing.B) {
 	vocab := llama3Vocab(b)
-	rt := NewRuntime(DefaultLimits(), b.TempDir())
+	rt := newWasmRuntime(defaultLimits(), b.TempDir())
 	defer rt.Close()
 	reg, err := newRegistry(rt, shippedFS)
 	if err != nil {
@@ -84,7 +84,7 @@ func BenchmarkWasmStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			d := NewDriver(rt, vocab, NewKV(), nil, nil)
+			d := newDriver(rt, vocab, newKVStore(), nil, nil)
 			defer d.Close()
 			d.Use(mod, c.arg)
 			logits := make([]float32, len(vocab.Tokens))
@@ -168,14 +168,14 @@ func BenchmarkSwap(b *testing.B) {
 	vocab := llama3Vocab(b)
 	vocab.trie()
 	cache := b.TempDir()
-	warm := NewRuntime(DefaultLimits(), cache)
+	warm := newWasmRuntime(defaultLimits(), cache)
 	for _, name := range []string{"regex", "json"} { // fills the disk cache
 		if _, err := warm.LoadFS(shippedFS, name+".wasm.gz"); err != nil {
 			b.Fatal(err)
 		}
 	}
 	warm.Close()
-	rt := NewRuntime(DefaultLimits(), cache) // the app's, for its whole run
+	rt := newWasmRuntime(defaultLimits(), cache) // the app's, for its whole run
 	defer rt.Close()
 	logits := make([]float32, len(vocab.Tokens))
 	for _, c := range []struct{ name, mod, arg string }{
@@ -197,12 +197,12 @@ func BenchmarkSwap(b *testing.B) {
 				var before, after syscall.Rusage
 				var faults int64
 				var memory uintptr
-				rt.Prewarm(loaded, vocab)
+				rt.spares.prewarm(loaded, vocab)
 				for b.Loop() {
 					b.StopTimer()
-					rt.work.Wait() // the spare prepared after the last swap
+					rt.spares.work.Wait() // the spare prepared after the last swap
 					if firstUse {
-						rt.dropSpares(loaded)
+						rt.spares.drop(loaded)
 					}
 					syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 					b.StartTimer()
@@ -212,7 +212,7 @@ func BenchmarkSwap(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					d := NewDriver(rt, vocab, NewKV(), nil, nil)
+					d := newDriver(rt, vocab, newKVStore(), nil, nil)
 					d.Use(mod, c.arg)
 					d.StartReply(1, 1)
 					d.Begin([]int32{128000})
@@ -226,8 +226,8 @@ func BenchmarkSwap(b *testing.B) {
 					memory = d.inst.mem.DataSize(d.inst.store)
 					d.Close()
 					if firstUse { // free the spare of this build
-						rt.work.Wait()
-						rt.forget(mod) // a build never used again
+						rt.spares.work.Wait()
+						rt.spares.forget(mod) // a build never used again
 					}
 					b.StartTimer()
 				}
@@ -246,7 +246,7 @@ func BenchmarkSwap(b *testing.B) {
 // reports the cache entry's size.
 func BenchmarkLoadCached(b *testing.B) {
 	cache := b.TempDir()
-	rt := NewRuntime(DefaultLimits(), cache)
+	rt := newWasmRuntime(defaultLimits(), cache)
 	defer rt.Close()
 	files := b.TempDir()
 	for _, name := range []string{"regex", "json"} {

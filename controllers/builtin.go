@@ -13,8 +13,8 @@ import (
 )
 
 // Shipped holds the controllers built into the program, offered by every
-// Registry made afterwards after the files in its folders: a file in a
-// registry's folder overrides the shipped controller of the same name.
+// Host made afterwards after the files in its folders: a file in a
+// host's folder overrides the shipped controller of the same name.
 // Its files are NAME.wasm, NAME.wasm.gz (gzip-compressed) or NAME.wat at
 // the root, one per name.
 //
@@ -22,8 +22,8 @@ import (
 //
 // It is nil unless the program imports controllers/shipped (which sets it
 // to the shipped regex, json, choice, ban and maxwords in its init), or
-// sets it itself, before making a Registry. Without it a registry offers
-// only the files in its folders.
+// sets it itself, before making a Host. Without it a host offers only
+// the files in its folders.
 var Shipped fs.FS
 
 // shippedName returns the controller name of a file in Shipped, or false
@@ -54,7 +54,7 @@ func shippedName(file string) (string, bool) {
 // A file that cannot be read, is larger than limitedfile.Controller
 // (compressed or not), is not valid gzip, does not have the hash its
 // header names, or fails as in Load gives an error naming the file.
-func (rt *Runtime) LoadFS(fsys fs.FS, file string) (*Module, error) {
+func (rt *wasmRuntime) LoadFS(fsys fs.FS, file string) (*Module, error) {
 	name, ok := shippedName(file)
 	if !ok {
 		return nil, fmt.Errorf("controller %s: not a .wasm, .wasm.gz or .wat file", file)

@@ -33,14 +33,14 @@ const settingsKey = "wasmtime-go-v39.0.1-epoch"
 // first use says so in one log line. The file checked is the file mapped
 // (through /dev/fd). docs/RATIONALE.md says why not a secret key.
 //
-// Each store trims the folder to CacheLimit bytes, the least recently
+// Each store trims the folder to maxCacheBytes bytes, the least recently
 // used entries first (a load touches its entry's time), and removes the
 // temporary files of writers that died mid-write (internal/cachedir).
 
-// CacheLimit bounds the compile cache's bytes: the five shipped modules
+// maxCacheBytes bounds the compile cache's bytes: the five shipped modules
 // take 54 MB compiled (8.6-12.5 MB each), a small Go-built controller
 // about 2 MB per edited version.
-const CacheLimit = 256 << 20
+const maxCacheBytes = 256 << 20
 
 // entrySum starts the checksum of a cache entry of module modSHA: SHA-256
 // over the settings, the module's hash and then the entry's bytes, so
@@ -53,13 +53,13 @@ func entrySum(modSHA string) hash.Hash {
 
 // entryPrefix is the path of module modSHA's cache entries, up to the
 // checksum.
-func (rt *Runtime) entryPrefix(modSHA string) string {
+func (rt *wasmRuntime) entryPrefix(modSHA string) string {
 	return filepath.Join(rt.cacheDir, modSHA+"-"+settingsKey)
 }
 
 // useCache reports whether the disk cache may be used, checking the
 // folder once per runtime (privatefile.Dir); when not, note says why.
-func (rt *Runtime) useCache() (ok bool, note string) {
+func (rt *wasmRuntime) useCache() (ok bool, note string) {
 	if rt.cacheDir == "" {
 		return false, ""
 	}
@@ -74,7 +74,7 @@ func (rt *Runtime) useCache() (ok bool, note string) {
 // loadCached returns module modSHA from its cache entry, or nil when
 // there is no good one; entries that fail their checks are deleted, and
 // note says so.
-func (rt *Runtime) loadCached(modSHA string) (mod *wasmtime.Module, note string) {
+func (rt *wasmRuntime) loadCached(modSHA string) (mod *wasmtime.Module, note string) {
 	prefix := rt.entryPrefix(modSHA)
 	paths, _ := filepath.Glob(prefix + "-*.cwasm")
 	var bad []string
@@ -93,7 +93,7 @@ func (rt *Runtime) loadCached(modSHA string) (mod *wasmtime.Module, note string)
 
 // deserialize loads the cache entry at path if it is a regular file of
 // this user's that no one else may write, and matches sum.
-func (rt *Runtime) deserialize(path, modSHA, sum string) (*wasmtime.Module, error) {
+func (rt *wasmRuntime) deserialize(path, modSHA, sum string) (*wasmtime.Module, error) {
 	f, _, err := privatefile.Open(path)
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (rt *Runtime) deserialize(path, modSHA, sum string) (*wasmtime.Module, erro
 // read-only (Load maps entries: they are replaced, never rewritten in
 // place), removes its other entries and trims the folder to cacheLimit;
 // a failure only costs the next load a compile.
-func (rt *Runtime) store(modSHA string, mod *wasmtime.Module) {
+func (rt *wasmRuntime) store(modSHA string, mod *wasmtime.Module) {
 	data, err := mod.Serialize()
 	if err != nil {
 		return

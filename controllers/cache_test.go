@@ -33,7 +33,7 @@ func TestCorruptCacheEntry(t *testing.T) {
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "wasm")
-	rt := NewRuntime(DefaultLimits(), dir)
+	rt := newWasmRuntime(defaultLimits(), dir)
 	m, err := rt.Load("only7", []byte(allowOnly(7)))
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestCorruptCacheEntry(t *testing.T) {
 // cache in dir and reply with it.
 func cacheChild(t *testing.T, dir string) {
 	h := newHarness(t)
-	rt := NewRuntime(DefaultLimits(), dir)
+	rt := newWasmRuntime(defaultLimits(), dir)
 	defer rt.Close()
 	m, err := rt.Load("only7", []byte(allowOnly(7)))
 	if err != nil {
@@ -141,7 +141,7 @@ func TestCachePermissions(t *testing.T) {
 	src := []byte(allowOnly(3))
 	load := func(reason string) *Module {
 		t.Helper()
-		rt := NewRuntime(DefaultLimits(), dir)
+		rt := newWasmRuntime(defaultLimits(), dir)
 		defer rt.Close()
 		m, err := rt.Load("a", src)
 		if err != nil {
@@ -239,7 +239,7 @@ func TestCachePermissions(t *testing.T) {
 // made 30 entries, and a killed compile's 73 MB temporary file stayed.
 func TestCacheIsBounded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "wasm")
-	rt := NewRuntime(DefaultLimits(), dir)
+	rt := newWasmRuntime(defaultLimits(), dir)
 	defer rt.Close()
 	load := func(tok int) *Module {
 		t.Helper()

@@ -12,7 +12,7 @@ const describeSignature = "()->(i32)"
 
 // noVocab is the vocabulary of an instance made only to describe its
 // module: dw_describe runs before dw_load.
-var noVocab = &Vocab{}
+var noVocab = &vocabulary{}
 
 // Describe says what argument the controller takes, as its optional
 // dw_describe export says (ABI.md, Describing the argument): doc is one
@@ -45,7 +45,7 @@ func (m *Module) Describe() (doc string, required bool, err error) {
 // "(not described)", or why it could not be asked), and whether an
 // empty argument is refused. It compiles the module first when it has
 // not been (a second or so): listings call it off their UI goroutine.
-func (r *Registry) Argument(e Entry) (line string, required bool) {
+func (r *registry) Argument(e Entry) (line string, required bool) {
 	mod, err := r.Load(e)
 	if err != nil {
 		return "(does not load: " + err.Error() + ")", false
@@ -63,7 +63,7 @@ func (r *Registry) Argument(e Entry) (line string, required bool) {
 }
 
 // describe runs dw_describe on an instance of its own.
-func (rt *Runtime) describe(m *Module) (doc string, required bool, err error) {
+func (rt *wasmRuntime) describe(m *Module) (doc string, required bool, err error) {
 	in, wi, err := rt.instantiate(m, noVocab, nil)
 	if err != nil {
 		return "", false, err

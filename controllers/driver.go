@@ -9,33 +9,25 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/controllers/abi"
 	"github.com/driftwoodlabs/driftwood/engine"
-	"github.com/driftwoodlabs/driftwood/sessions"
+	"github.com/driftwoodlabs/driftwood/internal/controlrecord"
 )
 
 // sparseLimit is the most allowed tokens for which the driver hands the
 // sampler a list instead of masking the whole vocabulary.
 const sparseLimit = 64
 
-// Log is a line for the user: a controller's output, or why it stopped.
-type Log struct {
-	Controller string
-	Text       string
-	// Fault marks the message that disabled the controller.
-	Fault bool
-}
-
-// Driver runs one conversation's controller inside the decode loop. It
+// driver runs one conversation's controller inside the decode loop. It
 // implements engine.Hook: Begin hands the step to a worker goroutine that
 // calls the guest while the backend computes the logits; End waits for it
 // and applies the result, reading the mask in place from the guest's
 // memory. The controller can be switched at any time (SwitchTo, Use,
 // Off), also in the middle of a reply. Close stops the worker.
-type Driver struct {
-	rt    *Runtime
-	vocab *Vocab
-	kv    *KV
+type driver struct {
+	rt    *wasmRuntime
+	vocab *vocabulary
+	kv    *kvStore
 	logf  func(Log)
-	reg   *Registry // nil: no reloading
+	reg   *registry // nil: no reloading
 
 	mu       sync.Mutex
 	next     *Module // set by SwitchTo/Use/Off, taken by the worker
@@ -44,7 +36,7 @@ type Driver struct {
 	swapped  bool
 	// controls are the stretches of the reply begun at StartReply, each
 	// under one controller (ReplyControls).
-	controls []sessions.ReplyControl
+	controls []controlrecord.ReplyControl
 
 	req     chan []int32
 	resp    chan outcome
@@ -60,7 +52,7 @@ type Driver struct {
 	told       int     // tokens of the sequence the instance has been given
 	seen       []int32 // those tokens
 	replyStart int
-	maxSteps   int  // steps this reply may take (Limits.ReplySteps)
+	maxSteps   int  // steps this reply may take (guestLimits.ReplySteps)
 	steps      int  // steps of this reply the controller has taken
 	takenBack  int  // tokens of this reply it has taken back
 	disabled   bool // faulted during this reply
@@ -72,14 +64,14 @@ type outcome struct {
 	res    stepResult
 }
 
-var _ engine.Hook = (*Driver)(nil)
+var _ engine.Hook = (*driver)(nil)
 
-// NewDriver returns a driver with no controller active. kv is the
+// newDriver returns a driver with no controller active. kv is the
 // conversation's store (sessions restore it); logf receives log lines and
 // faults (it is called from the worker goroutine); reg, when not nil,
 // supplies newer builds of a module whose file changed.
-func NewDriver(rt *Runtime, vocab *Vocab, kv *KV, reg *Registry, logf func(Log)) *Driver {
-	d := &Driver{rt: rt, vocab: vocab, kv: kv, logf: logf, reg: reg,
+func newDriver(rt *wasmRuntime, vocab *vocabulary, kv *kvStore, reg *registry, logf func(Log)) *driver {
+	d := &driver{rt: rt, vocab: vocab, kv: kv, logf: logf, reg: reg,
 		req: make(chan []int32, 1), resp: make(chan outcome, 1), done: make(chan struct{}), allowed: make([]int32, 0, sparseLimit)}
 	go d.worker()
 	return d
@@ -90,16 +82,16 @@ func NewDriver(rt *Runtime, vocab *Vocab, kv *KV, reg *Registry, logf func(Log))
 // checks nothing: an argument that dw_init refuses disables the
 // controller at that step, the previous one already gone. Front-ends
 // switch with SwitchTo (or Host.Switch), which refuses up front.
-func (d *Driver) Use(mod *Module, arg string) {
+func (d *driver) Use(mod *Module, arg string) {
 	if mod != nil {
-		d.rt.Prewarm(mod, d.vocab) // ready, most often, by the next step
+		d.rt.spares.prewarm(mod, d.vocab) // ready, most often, by the next step
 	}
 	d.hand(mod, arg, nil)
 }
 
 // hand makes mod, with arg, the controller of the next step; in, when not
 // nil, is its instance, started already.
-func (d *Driver) hand(mod *Module, arg string, in *instance) {
+func (d *driver) hand(mod *Module, arg string, in *instance) {
 	d.mu.Lock()
 	old := d.nextInst
 	d.next, d.nextArg, d.nextInst, d.swapped = mod, arg, in, true
@@ -110,11 +102,11 @@ func (d *Driver) hand(mod *Module, arg string, in *instance) {
 }
 
 // Off deactivates the controller from the next step on.
-func (d *Driver) Off() { d.Use(nil, "") }
+func (d *driver) Off() { d.Use(nil, "") }
 
 // Current returns the active (or about to be active) controller module
 // and its argument; mod is nil when none.
-func (d *Driver) Current() (mod *Module, arg string) {
+func (d *driver) Current() (mod *Module, arg string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.swapped {
@@ -123,12 +115,9 @@ func (d *Driver) Current() (mod *Module, arg string) {
 	return d.mod, d.arg
 }
 
-// KV is the conversation's key-value store.
-func (d *Driver) KV() *KV { return d.kv }
-
 // Close stops the worker and drops the instance; it returns when both are
 // done. The driver must not be used afterwards.
-func (d *Driver) Close() {
+func (d *driver) Close() {
 	close(d.req)
 	<-d.done
 	d.mu.Lock()
@@ -143,13 +132,13 @@ func (d *Driver) Close() {
 // token will be at position start and which may keep at most limit
 // tokens; a controller disabled by a fault in the previous reply gets a
 // fresh instance. The reply's steps and take-backs are counted from here
-// (Limits.ReplySteps, Limits.TakeBack).
-func (d *Driver) StartReply(start, limit int) {
+// (guestLimits.ReplySteps, guestLimits.TakeBack).
+func (d *driver) StartReply(start, limit int) {
 	d.replyStart = start
 	d.maxSteps = 2*limit + d.rt.limits.ReplySteps
 	d.disabled = false
 	d.steps, d.takenBack = 0, 0
-	at := sessions.ReplyControl{}
+	at := controlrecord.ReplyControl{}
 	if d.mod != nil {
 		at.Name, at.Arg = d.mod.Name, d.arg
 	}
@@ -165,7 +154,7 @@ func (d *Driver) StartReply(start, limit int) {
 // reply tokens at the step where it took effect, and a fault one with
 // Name "" and Fault set ("NAME: reason"). A stretch that a later one
 // replaced at the same token is left out. The slice is a copy.
-func (d *Driver) ReplyControls() []sessions.ReplyControl {
+func (d *driver) ReplyControls() []controlrecord.ReplyControl {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.controls)
@@ -173,7 +162,7 @@ func (d *Driver) ReplyControls() []sessions.ReplyControl {
 
 // stretch records that c governs the reply from its n-th token on. It
 // runs on a switch or a fault only, never per token.
-func (d *Driver) stretch(n int, c sessions.ReplyControl) {
+func (d *driver) stretch(n int, c controlrecord.ReplyControl) {
 	c.From = n
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -187,11 +176,11 @@ func (d *Driver) stretch(n int, c sessions.ReplyControl) {
 // still take back: 0 when none is active and none is about to be, or
 // when the active one was switched off for the rest of the reply (or is
 // about to be); otherwise what is left of the reply's take-back budget
-// (Limits.TakeBack), the whole of it when a switch is pending (a new
+// (guestLimits.TakeBack), the whole of it when a switch is pending (a new
 // controller's budget is whole). The reply's text before those tokens is
 // final: a printer may show it as such. Call it between steps, as the
 // decode loop's events are.
-func (d *Driver) Revocable() int {
+func (d *driver) Revocable() int {
 	d.mu.Lock()
 	swapped, next := d.swapped, d.next
 	d.mu.Unlock()
@@ -205,13 +194,13 @@ func (d *Driver) Revocable() int {
 }
 
 // Begin implements engine.Hook.
-func (d *Driver) Begin(tokens []int32) {
+func (d *driver) Begin(tokens []int32) {
 	d.pending = true
 	d.req <- tokens
 }
 
 // End implements engine.Hook.
-func (d *Driver) End(logits []float32) engine.Directive {
+func (d *driver) End(logits []float32) engine.Directive {
 	dir := engine.Directive{Temperature: -1}
 	if !d.pending {
 		return dir
@@ -236,7 +225,7 @@ func (d *Driver) End(logits []float32) engine.Directive {
 // list when few tokens are allowed, else the mask itself (read in place by
 // the sampler, which then touches only the allowed tokens' logits). count
 // is the number of allowed tokens.
-func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, dense []uint32, count int) {
+func (d *driver) applyMask(logits []float32, mask []uint32) (allowed []int32, dense []uint32, count int) {
 	words := min(len(mask), abi.MaskWords(len(logits)))
 	for i, w := range mask[:words] {
 		if rem := len(logits) - i*32; rem < 32 {
@@ -261,21 +250,21 @@ func (d *Driver) applyMask(logits []float32, mask []uint32) (allowed []int32, de
 }
 
 // worker serves steps until Close.
-func (d *Driver) worker() {
+func (d *driver) worker() {
 	defer close(d.done)
 	for tokens := range d.req {
 		d.resp <- d.step(tokens)
 		if d.inst != nil && !d.spare {
 			// The next instance of this module (a switch, a regenerated
 			// reply) is prepared now that this one has answered.
-			d.rt.Prewarm(d.mod, d.vocab)
+			d.rt.spares.prewarm(d.mod, d.vocab)
 			d.spare = true
 		}
 	}
 	d.drop()
 }
 
-func (d *Driver) step(tokens []int32) outcome {
+func (d *driver) step(tokens []int32) outcome {
 	d.mu.Lock()
 	swapped := d.swapped
 	if swapped {
@@ -289,7 +278,7 @@ func (d *Driver) step(tokens []int32) outcome {
 	}
 	d.mu.Unlock()
 	if swapped {
-		at := sessions.ReplyControl{}
+		at := controlrecord.ReplyControl{}
 		if d.mod != nil {
 			at.Name, at.Arg = d.mod.Name, d.arg
 		}
@@ -354,7 +343,7 @@ func (d *Driver) step(tokens []int32) outcome {
 
 // fault disables the controller for the rest of the reply; the instance
 // is never called again.
-func (d *Driver) fault(tokens []int32, err error) outcome {
+func (d *driver) fault(tokens []int32, err error) outcome {
 	d.drop()
 	d.report(len(tokens), err, " (controller off until the next reply)")
 	return outcome{}
@@ -363,14 +352,14 @@ func (d *Driver) fault(tokens []int32, err error) outcome {
 // report records err as the fault that ends the controller's part in the
 // reply at its n-th token (of the conversation) and tells the user, with
 // after appended.
-func (d *Driver) report(n int, err error, after string) {
+func (d *driver) report(n int, err error, after string) {
 	d.disabled = true
 	name := ""
 	if d.mod != nil {
 		name = d.mod.Name
 	}
 	reason := withoutName(err.Error(), name)
-	d.stretch(n-d.replyStart, sessions.ReplyControl{Fault: name + ": " + reason})
+	d.stretch(n-d.replyStart, controlrecord.ReplyControl{Fault: name + ": " + reason})
 	if d.logf != nil {
 		d.logf(Log{Controller: name, Text: reason + after, Fault: true})
 	}
@@ -389,13 +378,13 @@ func withoutName(msg, name string) string {
 
 // log passes on a guest's log line, without the "NAME: " a controller
 // often starts it with (the Log names the controller already).
-func (d *Driver) log(line string) {
+func (d *driver) log(line string) {
 	if d.logf != nil && d.mod != nil {
 		d.logf(Log{Controller: d.mod.Name, Text: strings.TrimPrefix(line, d.mod.Name+": ")})
 	}
 }
 
-func (d *Driver) drop() {
+func (d *driver) drop() {
 	if d.inst != nil {
 		d.inst.close()
 		d.inst = nil

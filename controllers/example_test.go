@@ -1,8 +1,8 @@
-package controllers_test
+package controllers
 
 // One runnable example per capability of the controller ABI (ABI.md links
 // each section here). Every controller is hand-written WAT on top of the
-// same small prelude, driven by the real host (Runtime, Driver) inside the
+// same small prelude, driven by the real host (its runtime and driver) inside the
 // real decode loop (engine.Generator) on the tiny test model. Sampling is
 // seeded, so each // Output: is checked exactly by go test.
 
@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
@@ -59,7 +58,7 @@ func module(body string) string {
 // prints what happened: each token added (+id, * when forced), each
 // take-back (-n), the controller's log lines and why the reply stopped.
 // It returns the conversation's key-value store and the reply's tokens.
-func example(wat string, maxTokens int, temp float64) (*controllers.KV, []int32) {
+func example(wat string, maxTokens int, temp float64) (*kvStore, []int32) {
 	dir := golden.ModelDir("tiny-f32")
 	m, err := engine.LoadModel(dir)
 	check(err)
@@ -72,12 +71,12 @@ func example(wat string, maxTokens int, temp float64) (*controllers.KV, []int32)
 	g, err := golden.Load("tiny-f32")
 	check(err)
 
-	rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
+	rt := newWasmRuntime(defaultLimits(), "")
 	defer rt.Close()
 	mod, err := rt.Load("demo", []byte(wat))
 	check(err)
-	kv := controllers.NewKV()
-	d := controllers.NewDriver(rt, controllers.NewVocab(tok, m.Config.VocabSize), kv, nil, func(l controllers.Log) {
+	kv := newKVStore()
+	d := newDriver(rt, newVocabulary(tok, m.Config.VocabSize), kv, nil, func(l Log) {
 		fmt.Printf("[controller %s] %s\n", l.Controller, l.Text)
 	})
 	defer d.Close()
@@ -354,7 +353,7 @@ func Example_describe() {
 	dir := golden.ModelDir("tiny-f32")
 	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
 	check(err)
-	rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
+	rt := newWasmRuntime(defaultLimits(), "")
 	defer rt.Close()
 	mod, err := rt.Load("digit", []byte(controller(`
   (data (i32.const 3000) "\01\00\00\00\00\0c\00\00\07\00\00\00") ;; flags ARG_REQUIRED, text_ptr 3072, text_len 7
@@ -364,7 +363,7 @@ func Example_describe() {
 	check(err)
 	doc, required, err := mod.Describe()
 	fmt.Printf("describes %q, required %v, error %v\n", doc, required, err)
-	d := controllers.NewDriver(rt, controllers.NewVocab(tok, 512), controllers.NewKV(), nil, nil)
+	d := newDriver(rt, newVocabulary(tok, 512), newKVStore(), nil, nil)
 	defer d.Close()
 	fmt.Println(d.SwitchTo(mod, ""))
 	active, _ := d.Current()

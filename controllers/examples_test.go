@@ -170,7 +170,7 @@ func matchAll(expr string) func(string, bool) error {
 }
 
 // decode concatenates the tokens' bytes.
-func decode(v *Vocab, ids []int32) string {
+func decode(v *vocabulary, ids []int32) string {
 	var b []byte
 	for _, id := range ids {
 		b = append(b, v.Tokens[id]...)

@@ -150,7 +150,7 @@ func TestBeginRefusal(t *testing.T) {
 		if n := len(h.logs); n == 0 || !h.logs[n-1].Fault {
 			t.Errorf("reply %d: the refusal is not marked as the fault", i)
 		}
-		if v, ok := d.KV().Get("steps"); ok {
+		if v, ok := d.kv.Get("steps"); ok {
 			t.Errorf("reply %d: dw_step was called after dw_begin refused (steps %q)", i, v)
 		}
 	}
@@ -199,7 +199,7 @@ func TestSwapMidReply(t *testing.T) {
 	if len(reply) != 10 || n7 < 4 || n7 > 5 || slices.ContainsFunc(reply[n7:], func(id int32) bool { return id != 9 }) {
 		t.Fatalf("reply %v: want 7s then 9s from token 5 or 6", reply)
 	}
-	steps, _ := d.KV().Get("steps")
+	steps, _ := d.kv.Get("steps")
 	// The KV store is the conversation's: both instances appended to it.
 	// The new instance's first step was given the reply so far (n7 tokens).
 	if !slices.Contains(steps, byte(n7)) {
@@ -217,7 +217,7 @@ func TestReloadOnChange(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ctl.wat")
 	os.WriteFile(path, []byte(allowOnly(7)), 0o644)
-	reg, err := NewRegistry(h.rt, dir)
+	reg, err := newRegistry(h.rt, Shipped, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +250,8 @@ func TestReloadOnChange(t *testing.T) {
 	if !slices.Equal(reply, []int32{9, 9, 9}) {
 		t.Errorf("after the rewrite: %v, want the new build's 9s", reply)
 	}
-	h.rt.work.Wait()
-	for k := range h.rt.spares {
+	h.rt.spares.work.Wait()
+	for k := range h.rt.spares.ready {
 		if k.mod == mod {
 			t.Error("the replaced build still has a spare instance")
 		}
@@ -265,7 +265,7 @@ func TestReloadOnChange(t *testing.T) {
 
 func TestCompileCache(t *testing.T) {
 	dir := t.TempDir()
-	rt := NewRuntime(DefaultLimits(), dir)
+	rt := newWasmRuntime(defaultLimits(), dir)
 	defer rt.Close()
 	src := []byte(allowOnly(3))
 	a, err := rt.Load("a", src)
@@ -295,7 +295,7 @@ func TestCompileCache(t *testing.T) {
 }
 
 func TestKVLimits(t *testing.T) {
-	kv := NewKV()
+	kv := newKVStore()
 	if err := kv.Set("k", make([]byte, maxValueLen+1)); err == nil {
 		t.Error("an oversized value was stored")
 	}
@@ -312,7 +312,7 @@ func TestKVLimits(t *testing.T) {
 	}
 	kv.Append("a", []byte("x"))
 	snap := kv.Snapshot()
-	fresh := NewKV()
+	fresh := newKVStore()
 	if err := fresh.Restore(snap); err != nil || len(fresh.Snapshot()) != 15 {
 		t.Errorf("restore: %v", err)
 	}

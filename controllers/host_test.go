@@ -1,176 +1,14 @@
 package controllers
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine"
-	"github.com/driftwoodlabs/driftwood/engine/cpu"
-	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
-	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
-
-// watModule is a controller in WAT for host tests: a bump allocator, a
-// result record at 1024, a mask at 2048, forced ids at 4096, a step
-// counter, and the given step body (which returns the record's address or
-// 0) plus extra definitions.
-func watModule(init, step, extra string) string {
-	return `(module
-  (import "driftwood" "log" (func $log (param i32 i32)))
-  (import "driftwood" "kv_append" (func $kv_append (param i32 i32 i32 i32) (result i32)))
-  (memory (export "memory") 1)
-  (global $heap (mut i32) (i32.const 8192))
-  (global $steps (mut i32) (i32.const 0))
-  (data (i32.const 512) "steps")
-  (func (export "dw_abi_version") (result i32) (i32.const 2))
-  (func (export "dw_alloc") (param $n i32) (result i32)
-    (local $p i32)
-    (local.set $p (global.get $heap))
-    (global.set $heap (i32.and (i32.add (i32.add (local.get $p) (local.get $n)) (i32.const 7)) (i32.const -8)))
-    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
-      (then (drop (memory.grow (i32.add (i32.shr_u (global.get $heap) (i32.const 16)) (i32.const 1))))))
-    (local.get $p))
-  (func (export "dw_load") (param i32 i32 i32) (result i32) (i32.const 0))
-  (func (export "dw_init") (param i32 i32) (result i32) ` + init + `)
-  (func (export "dw_begin") (param $p i32) (param $n i32) (result i32) (i32.const 0))
-  (func (export "dw_step") (param $p i32) (param $n i32) (result i32)
-    ;; record how many tokens each step was given, as one byte per step
-    (i32.store8 (i32.const 600) (local.get $n))
-    (drop (call $kv_append (i32.const 512) (i32.const 5) (i32.const 600) (i32.const 1)))
-    (global.set $steps (i32.add (global.get $steps) (i32.const 1)))
-    ` + step + `)
-  ` + extra + `
-)`
-}
-
-// allowOnly is a controller whose mask allows one token (< 32).
-func allowOnly(tok int) string {
-	return watModule("(i32.const 0)", "(i32.const 1024)", fmt.Sprintf(`
-  (data (i32.const 1024) "\01\00\00\00\00\08\00\00")
-  (data (i32.const 2048) "%s")`, le32(1<<tok)))
-}
-
-func le32(v uint32) string {
-	return fmt.Sprintf(`\%02x\%02x\%02x\%02x`, v&255, v>>8&255, v>>16&255, v>>24)
-}
-
-type harness struct {
-	rt    *Runtime
-	vocab *Vocab
-	model *engine.Model
-	b     *cpu.Backend
-	g     *golden.Golden
-	logs  []Log
-	mu    sync.Mutex
-}
-
-func newHarness(t *testing.T) *harness {
-	t.Helper()
-	m, err := engine.LoadModel(golden.ModelDir("tiny-f32"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := cpu.New(m, cpu.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Load(filepath.Join(golden.ModelDir("tiny-f32"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := golden.Load("tiny-f32")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := NewRuntime(DefaultLimits(), "")
-	t.Cleanup(func() { rt.Close(); b.Close(); m.Close() })
-	return &harness{rt: rt, vocab: NewVocab(tok, m.Config.VocabSize), model: m, b: b, g: g}
-}
-
-func (h *harness) load(t *testing.T, name, wat string) *Module {
-	t.Helper()
-	m, err := h.rt.Load(name, []byte(wat))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return m
-}
-
-func (h *harness) driver(reg *Registry) *Driver {
-	return NewDriver(h.rt, h.vocab, NewKV(), reg, func(l Log) {
-		h.mu.Lock()
-		h.logs = append(h.logs, l)
-		h.mu.Unlock()
-	})
-}
-
-func (h *harness) logText() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var s []string
-	for _, l := range h.logs {
-		s = append(s, l.Controller+": "+l.Text)
-	}
-	return strings.Join(s, "\n")
-}
-
-// replyWith generates up to n tokens of a fresh conversation with d as the
-// hook, at temperature temp with the given seed, stopping at end of turn.
-func (h *harness) replyWith(t *testing.T, d *Driver, n int, temp float64, seed uint64) ([]int32, engine.Stats) {
-	t.Helper()
-	vocab := h.model.Config.VocabSize
-	c, _ := h.b.NewCache(256)
-	seq := &engine.Sequence{Cache: c}
-	gen := engine.NewGenerator(h.b, engine.NewSampler(engine.SamplerConfig{Temperature: temp, TopP: 1, RepeatPenalty: 1, Seed: seed}, vocab), vocab)
-	gen.Hook, gen.MaxTokens = d, n
-	gen.StopTokens = h.model.Config.EOSTokenIDs
-	var reply []int32
-	st, err := gen.Generate(context.Background(), seq, h.g.Prompt.IDs, func(e engine.Event) error {
-		reply = reply[:len(reply)-e.Backtrack]
-		if e.Token >= 0 {
-			reply = append(reply, e.Token)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply, st
-}
-
-// reply generates up to n tokens with d as the hook, continuing seq (a new
-// sequence when nil), at temperature temp; onToken may act between tokens.
-func (h *harness) reply(t *testing.T, d *Driver, seq *engine.Sequence, n int, temp float64, onToken func(i int)) ([]int32, engine.Stats, *engine.Sequence) {
-	t.Helper()
-	vocab := h.model.Config.VocabSize
-	if seq == nil {
-		c, _ := h.b.NewCache(256)
-		seq = &engine.Sequence{Cache: c}
-	}
-	gen := engine.NewGenerator(h.b, engine.NewSampler(engine.SamplerConfig{Temperature: temp, TopP: 1, RepeatPenalty: 1, Seed: 1}, vocab), vocab)
-	gen.Hook, gen.MaxTokens = d, n
-	var reply []int32
-	st, err := gen.Generate(context.Background(), seq, h.g.Prompt.IDs, func(e engine.Event) error {
-		reply = reply[:len(reply)-e.Backtrack]
-		if e.Token >= 0 {
-			reply = append(reply, e.Token)
-			if onToken != nil {
-				onToken(len(reply))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply, st, seq
-}
 
 func TestMaskAllowsOneToken(t *testing.T) {
 	h := newHarness(t)
@@ -233,7 +71,7 @@ func TestBacktrack(t *testing.T) {
 	if !slices.Equal(reply, h.g.Greedy.Tokens[:6]) {
 		t.Errorf("reply %v, want %v", reply, h.g.Greedy.Tokens[:6])
 	}
-	steps, _ := d.KV().Get("steps")
+	steps, _ := d.kv.Get("steps")
 	// step 1: 0 tokens; then one each: the token sampled after the
 	// take-back, within step 4, is the one step 5 is given.
 	if want := []byte{0, 1, 1, 1, 1, 1, 1, 1}; !slices.Equal(steps, want) {
@@ -263,7 +101,7 @@ func TestLogLines(t *testing.T) {
 // TestApplyMaskCounts checks the allowed counts (bits past the vocabulary
 // do not count) and the choice between a list and the mask itself.
 func TestApplyMaskCounts(t *testing.T) {
-	d := NewDriver(nil, nil, nil, nil, nil)
+	d := newDriver(nil, nil, nil, nil, nil)
 	defer d.Close()
 	for _, n := range []int{1000, 1001, 4097} {
 		mask := make([]uint32, (n+31)/32)
@@ -302,9 +140,9 @@ func TestSpareInstances(t *testing.T) {
 	if reply, _, _ := h.reply(t, d, nil, 4, 1, nil); !slices.Equal(reply, []int32{7, 7, 7, 7}) {
 		t.Fatalf("reply %v", reply)
 	}
-	h.rt.work.Wait()
+	h.rt.spares.work.Wait()
 	key := spareKey{mod, h.vocab}
-	spare := h.rt.spares[key]
+	spare := h.rt.spares.ready[key]
 	if spare == nil {
 		t.Fatal("no spare instance after the first reply")
 	}
@@ -315,11 +153,11 @@ func TestSpareInstances(t *testing.T) {
 	if d.inst != spare {
 		t.Error("the switch did not take the spare")
 	}
-	if v, _ := d.KV().Get("steps"); len(v) != 8 {
+	if v, _ := d.kv.Get("steps"); len(v) != 8 {
 		t.Errorf("store after two replies of 4 steps holds %d step records, want 8", len(v))
 	}
-	h.rt.work.Wait()
-	if h.rt.spares[key] == nil || h.rt.spares[key] == spare {
+	h.rt.spares.work.Wait()
+	if h.rt.spares.ready[key] == nil || h.rt.spares.ready[key] == spare {
 		t.Error("no new spare after the switch")
 	}
 
@@ -327,21 +165,21 @@ func TestSpareInstances(t *testing.T) {
 	var mods []*Module
 	for i := range maxSpares + 1 {
 		mods = append(mods, h.load(t, fmt.Sprint("m", i), allowOnly(i)))
-		h.rt.Prewarm(mods[i], h.vocab)
-		h.rt.work.Wait()
+		h.rt.spares.prewarm(mods[i], h.vocab)
+		h.rt.spares.work.Wait()
 	}
-	if len(h.rt.spares) != maxSpares || h.rt.spares[spareKey{mods[0], h.vocab}] != nil || h.rt.spares[spareKey{mods[maxSpares], h.vocab}] == nil {
-		t.Errorf("%d spares kept, oldest kept %v", len(h.rt.spares), h.rt.spares[spareKey{mods[0], h.vocab}] != nil)
+	if len(h.rt.spares.ready) != maxSpares || h.rt.spares.ready[spareKey{mods[0], h.vocab}] != nil || h.rt.spares.ready[spareKey{mods[maxSpares], h.vocab}] == nil {
+		t.Errorf("%d spares kept, oldest kept %v", len(h.rt.spares.ready), h.rt.spares.ready[spareKey{mods[0], h.vocab}] != nil)
 	}
 
-	rt := NewRuntime(DefaultLimits(), "")
+	rt := newWasmRuntime(defaultLimits(), "")
 	m, err := rt.Load("only7", []byte(allowOnly(7)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.Prewarm(m, h.vocab)
+	rt.spares.prewarm(m, h.vocab)
 	rt.Close() // waits for the preparation, then frees it
-	if len(rt.spares) != 0 {
+	if len(rt.spares.ready) != 0 {
 		t.Error("spares left after Close")
 	}
 }
@@ -390,7 +228,7 @@ func TestForceWithMask(t *testing.T) {
 			d := h.driver(nil)
 			d.Use(mod, "")
 			reply, _ := h.replyWith(t, d, 8, 1.5, seed)
-			steps, _ := d.KV().Get("steps")
+			steps, _ := d.kv.Get("steps")
 			d.Close()
 			if len(reply) != 8 || !slices.Equal(reply[:5], forced) {
 				t.Fatalf("%s seed %d: reply %v, want the 5 forced tokens first, 8 in all", c.name, seed, reply)
@@ -502,7 +340,7 @@ func TestStoreIsTheConversations(t *testing.T) {
 	if !slices.Equal(reply, []int32{7, 7, 7, 7}) {
 		t.Errorf("b's reply %v: want four 7s, b having read a's key", reply)
 	}
-	if v, ok := d.KV().Get("a/said"); !ok || string(v) != "hi" {
+	if v, ok := d.kv.Get("a/said"); !ok || string(v) != "hi" {
 		t.Errorf("the store lost a's key after the switch: %q %v", v, ok)
 	}
 }

@@ -38,7 +38,7 @@ func state(c *wasmtime.Caller) *instanceState { return c.Data().(*instanceState)
 
 // newLinker defines the host side of the ABI for one module: the driftwood
 // imports, and a sandbox for each WASI function the module imports.
-func (rt *Runtime) newLinker(mod *wasmtime.Module) (*wasmtime.Linker, error) {
+func (rt *wasmRuntime) newLinker(mod *wasmtime.Module) (*wasmtime.Linker, error) {
 	l := wasmtime.NewLinker(rt.engine)
 	defs := map[string]any{
 		"log":       hostLog,

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,8 +8,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
@@ -28,8 +25,8 @@ const (
 // instanceState is what the host functions of one instance reach through
 // its store.
 type instanceState struct {
-	kv    *KV
-	vocab *Vocab
+	kv    *kvStore
+	vocab *vocabulary
 	rng   *rand.ChaCha8
 	clock uint64
 	line  []byte // output not yet ended by a newline
@@ -38,96 +35,13 @@ type instanceState struct {
 	held  []string // lines logged while logf was nil (a background dw_load)
 }
 
-// logMessage passes on the text of one log call: each '\n' in it starts
-// a line of its own (a trailing one ends the last). cut says the call's
-// text was longer than b.
-func (s *instanceState) logMessage(b []byte, cut bool) {
-	for {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			break
-		}
-		s.logLine(b[:i], false)
-		if b = b[i+1:]; len(b) == 0 && !cut {
-			return
-		}
-	}
-	s.logLine(b, cut)
-}
-
-// logLine passes on one line of the guest's text, made safe to show: see
-// showable. cut says the guest's line was longer than what b holds.
-func (s *instanceState) logLine(b []byte, cut bool) {
-	switch {
-	case s.logf != nil:
-		s.logf(showable(b, cut))
-	case len(s.held) < maxHeldLogs:
-		s.held = append(s.held, showable(b, cut))
-	}
-}
-
-// showable returns b as one line that cannot pass for the host's output:
-// invalid UTF-8 replaced, control and line-separating characters escaped
-// (\x1b, \u2028), at most maxLogLine bytes; a line cut short (or cut
-// already) ends in "…".
-func showable(b []byte, cut bool) string {
-	var sb strings.Builder
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		piece := string(b[:size])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			piece = "\uFFFD"
-		case r == '\t':
-		case r < 0x20 || r == 0x7f:
-			piece = fmt.Sprintf(`\x%02x`, r)
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069'):
-			piece = fmt.Sprintf(`\u%04x`, r)
-		}
-		if sb.Len()+len(piece) > maxLogLine {
-			cut = true
-			break
-		}
-		sb.WriteString(piece)
-		b = b[size:]
-	}
-	if cut {
-		sb.WriteString("…")
-	}
-	return sb.String()
-}
-
-// write collects stdout/stderr bytes into lines.
-func (s *instanceState) write(b []byte) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			i = len(b)
-		}
-		room := maxLogLine - len(s.line)
-		s.line = append(s.line, b[:min(i, room)]...)
-		s.cut = s.cut || i > room
-		if i == len(b) {
-			return
-		}
-		s.flush()
-		b = b[i+1:]
-	}
-}
-
-// flush logs the output line collected so far, if any.
-func (s *instanceState) flush() {
-	s.logLine(s.line, s.cut)
-	s.line, s.cut = s.line[:0], false
-}
-
 // instance is one running controller.
 type instance struct {
 	mod    *Module
 	store  *wasmtime.Store
 	mem    *wasmtime.Memory
 	state  *instanceState
-	limits Limits
+	limits guestLimits
 	vocabN int
 	alloc  *wasmtime.Func
 	init   *wasmtime.Func
@@ -145,7 +59,7 @@ type instance struct {
 // result is a spare: start makes it a controller. logf receives the
 // guest's log lines; when it is nil (a spare prepared in the background)
 // the first maxHeldLogs lines are held, and start shows them.
-func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*instance, error) {
+func (rt *wasmRuntime) prepare(mod *Module, vocab *vocabulary, logf func(string)) (*instance, error) {
 	deadline := time.Now().Add(rt.limits.InitTime)
 	in, wi, err := rt.instantiate(mod, vocab, logf)
 	if err != nil {
@@ -171,7 +85,7 @@ func (rt *Runtime) prepare(mod *Module, vocab *Vocab, logf func(string)) (*insta
 // and the ABI version check, within the init time budget (the rest of it
 // is left for what follows: the budget bounds the store's epoch deadline
 // from now on). On an error the instance is closed.
-func (rt *Runtime) instantiate(mod *Module, vocab *Vocab, logf func(string)) (*instance, *wasmtime.Instance, error) {
+func (rt *wasmRuntime) instantiate(mod *Module, vocab *vocabulary, logf func(string)) (*instance, *wasmtime.Instance, error) {
 	st := &instanceState{vocab: vocab, rng: rand.NewChaCha8([32]byte{'d', 'w'}), logf: logf}
 	store := wasmtime.NewStoreWithData(rt.engine, st)
 	store.Limiter(rt.limits.Memory, -1, -1, -1, -1)
@@ -213,7 +127,7 @@ func (rt *Runtime) instantiate(mod *Module, vocab *Vocab, logf func(string)) (*i
 // start gives a prepared instance the conversation's store, its log and
 // its argument (dw_init, within the init time budget). On an error the
 // instance is closed.
-func (in *instance) start(arg string, kv *KV, logf func(string)) error {
+func (in *instance) start(arg string, kv *kvStore, logf func(string)) error {
 	// A background dw_load logged to no one: its lines (an unfinished
 	// last one included) are shown now, before dw_init's.
 	if len(in.state.line) > 0 {

@@ -14,21 +14,21 @@ const (
 	maxKVTotal  = 1 << 20
 )
 
-// KV is a conversation's key-value store for its controller: it outlives
+// kvStore is a conversation's key-value store for its controller: it outlives
 // instances and faults, and sessions save it. Safe for concurrent use.
-type KV struct {
+type kvStore struct {
 	mu    sync.Mutex
 	m     map[string][]byte
 	total int             // bytes of keys and values
 	dirty map[string]bool // keys written, in a store made by stage
 }
 
-// NewKV returns an empty store.
-func NewKV() *KV { return &KV{m: map[string][]byte{}} }
+// newKVStore returns an empty store.
+func newKVStore() *kvStore { return &kvStore{m: map[string][]byte{}} }
 
 // Get returns a copy-free view of key's value; the caller must not keep it
 // past the next write.
-func (kv *KV) Get(key string) ([]byte, bool) {
+func (kv *kvStore) Get(key string) ([]byte, bool) {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
 	v, ok := kv.m[key]
@@ -36,21 +36,21 @@ func (kv *KV) Get(key string) ([]byte, bool) {
 }
 
 // Set stores val (copied) under key.
-func (kv *KV) Set(key string, val []byte) error {
+func (kv *kvStore) Set(key string, val []byte) error {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
 	return kv.put(key, append([]byte(nil), val...))
 }
 
 // Append adds val to key's value, creating it.
-func (kv *KV) Append(key string, val []byte) error {
+func (kv *kvStore) Append(key string, val []byte) error {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
 	old := kv.m[key]
 	return kv.put(key, append(append(make([]byte, 0, len(old)+len(val)), old...), val...))
 }
 
-func (kv *KV) put(key string, val []byte) error {
+func (kv *kvStore) put(key string, val []byte) error {
 	switch {
 	case len(key) == 0 || len(key) > maxKeyLen:
 		return fmt.Errorf("kv: key of %d bytes (want 1 to %d)", len(key), maxKeyLen)
@@ -78,21 +78,21 @@ func (kv *KV) put(key string, val []byte) error {
 // the dw_init of a controller being switched to runs against it, so that
 // a refused switch leaves the conversation's store as it was, and commit
 // applies the writes of one that succeeds.
-func (kv *KV) stage() *KV {
+func (kv *kvStore) stage() *kvStore {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
-	return &KV{m: maps.Clone(kv.m), total: kv.total, dirty: map[string]bool{}}
+	return &kvStore{m: maps.Clone(kv.m), total: kv.total, dirty: map[string]bool{}}
 }
 
 // commit sets in kv the keys that staged (from stage) wrote, with their
 // values there; when they no longer fit the limits (the store changed
 // meanwhile), nothing changes and the error says why.
-func (kv *KV) commit(staged *KV) error {
+func (kv *kvStore) commit(staged *kvStore) error {
 	staged.mu.Lock()
 	defer staged.mu.Unlock()
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
-	fresh := &KV{m: maps.Clone(kv.m), total: kv.total}
+	fresh := &kvStore{m: maps.Clone(kv.m), total: kv.total}
 	for _, k := range slices.Sorted(maps.Keys(staged.dirty)) {
 		if err := fresh.put(k, staged.m[k]); err != nil {
 			return err
@@ -103,7 +103,7 @@ func (kv *KV) commit(staged *KV) error {
 }
 
 // Snapshot copies the store's contents (for saving a session).
-func (kv *KV) Snapshot() map[string][]byte {
+func (kv *kvStore) Snapshot() map[string][]byte {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
 	out := make(map[string][]byte, len(kv.m))
@@ -115,8 +115,8 @@ func (kv *KV) Snapshot() map[string][]byte {
 
 // Restore replaces the contents with m (a saved session's), checking the
 // limits.
-func (kv *KV) Restore(m map[string][]byte) error {
-	fresh := NewKV()
+func (kv *kvStore) Restore(m map[string][]byte) error {
+	fresh := newKVStore()
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if err := fresh.put(k, append([]byte(nil), m[k]...)); err != nil {
 			return err

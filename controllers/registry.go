@@ -13,12 +13,12 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Registry finds controllers by name in folders (NAME.wasm or NAME.wat)
+// registry finds controllers by name in folders (NAME.wasm or NAME.wat)
 // and then among the shipped ones (Shipped), compiles each once, and
 // watches the folders so that a changed file is recompiled on its next
 // use. Safe for concurrent use.
-type Registry struct {
-	rt      *Runtime
+type registry struct {
+	rt      *wasmRuntime
 	dirs    []string
 	shipped fs.FS // nil: none
 	mu      sync.Mutex
@@ -50,19 +50,15 @@ func (e Entry) Source() string {
 	return e.Path
 }
 
-// NewRegistry searches dirs in order (missing folders are skipped), then
-// the shipped controllers (Shipped, as it is now), and watches the
-// folders that exist.
-func NewRegistry(rt *Runtime, dirs ...string) (*Registry, error) {
-	return newRegistry(rt, Shipped, dirs...)
-}
-
-func newRegistry(rt *Runtime, shipped fs.FS, dirs ...string) (*Registry, error) {
+// newRegistry searches dirs in order (missing folders are skipped), then
+// the controllers of shipped (Shipped, as it is now, for a host; nil for
+// none), and watches the folders that exist.
+func newRegistry(rt *wasmRuntime, shipped fs.FS, dirs ...string) (*registry, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{rt: rt, dirs: dirs, shipped: shipped, mods: map[string]*Module{}, builtin: map[string]*Module{}, changed: map[string]bool{}, watcher: w}
+	r := &registry{rt: rt, dirs: dirs, shipped: shipped, mods: map[string]*Module{}, builtin: map[string]*Module{}, changed: map[string]bool{}, watcher: w}
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
 			if err := w.Add(d); err != nil {
@@ -76,9 +72,9 @@ func newRegistry(rt *Runtime, shipped fs.FS, dirs ...string) (*Registry, error) 
 }
 
 // Close stops watching.
-func (r *Registry) Close() error { return r.watcher.Close() }
+func (r *registry) Close() error { return r.watcher.Close() }
 
-func (r *Registry) watch() {
+func (r *registry) watch() {
 	for {
 		select {
 		case ev, ok := <-r.watcher.Events:
@@ -101,7 +97,7 @@ func (r *Registry) watch() {
 // All returns every controller the registry knows, by name, and for each
 // name in search order: the files in the folders, in the order of the
 // folders, then the shipped one. The first of each name is Used.
-func (r *Registry) All() []Entry {
+func (r *registry) All() []Entry {
 	var out []Entry
 	for _, d := range r.dirs {
 		files, _ := os.ReadDir(d)
@@ -127,7 +123,7 @@ func (r *Registry) All() []Entry {
 
 // shippedFiles lists the controller files of r.shipped, one per name
 // (of two with the same name, the first by file name).
-func (r *Registry) shippedFiles() []string {
+func (r *registry) shippedFiles() []string {
 	if r.shipped == nil {
 		return nil
 	}
@@ -145,7 +141,7 @@ func (r *Registry) shippedFiles() []string {
 
 // List returns the controllers a name finds: of each name, the file in
 // the earliest folder, else the shipped one.
-func (r *Registry) List() []Entry {
+func (r *registry) List() []Entry {
 	var out []Entry
 	for _, e := range r.All() {
 		if e.Used {
@@ -157,7 +153,7 @@ func (r *Registry) List() []Entry {
 
 // Find resolves a controller name (looked up in the folders, then among
 // the shipped controllers) or a path to a .wasm or .wat file.
-func (r *Registry) Find(nameOrPath string) (Entry, error) {
+func (r *registry) Find(nameOrPath string) (Entry, error) {
 	if strings.ContainsRune(nameOrPath, filepath.Separator) || strings.HasSuffix(nameOrPath, ".wasm") || strings.HasSuffix(nameOrPath, ".wat") {
 		if _, err := os.Stat(nameOrPath); err != nil {
 			return Entry{}, fmt.Errorf("controller %s: %w", nameOrPath, err)
@@ -182,7 +178,7 @@ func (r *Registry) Find(nameOrPath string) (Entry, error) {
 }
 
 // Get returns the compiled controller for a name or path.
-func (r *Registry) Get(nameOrPath string) (*Module, error) {
+func (r *registry) Get(nameOrPath string) (*Module, error) {
 	e, err := r.Find(nameOrPath)
 	if err != nil {
 		return nil, err
@@ -193,7 +189,7 @@ func (r *Registry) Get(nameOrPath string) (*Module, error) {
 // Load returns the compiled controller of an entry (of All or List),
 // also one that its name does not find (Used false): to describe it
 // (Module.Describe), say.
-func (r *Registry) Load(e Entry) (*Module, error) {
+func (r *registry) Load(e Entry) (*Module, error) {
 	if e.Shipped {
 		return r.getShipped(e.Name)
 	}
@@ -209,7 +205,7 @@ func (r *Registry) Load(e Entry) (*Module, error) {
 
 // getShipped returns the shipped controller name, compiled at its first
 // use (from the disk cache when it is there).
-func (r *Registry) getShipped(name string) (*Module, error) {
+func (r *registry) getShipped(name string) (*Module, error) {
 	r.mu.Lock()
 	m := r.builtin[name]
 	r.mu.Unlock()
@@ -235,7 +231,7 @@ func (r *Registry) getShipped(name string) (*Module, error) {
 	return nil, fmt.Errorf("no shipped controller %q", name)
 }
 
-func (r *Registry) compile(path string) (*Module, error) {
+func (r *registry) compile(path string) (*Module, error) {
 	m, err := r.rt.LoadFile(path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -244,7 +240,7 @@ func (r *Registry) compile(path string) (*Module, error) {
 		return nil, err
 	}
 	if old := r.mods[path]; old != nil {
-		r.rt.forget(old) // its spare instance is of no use any more
+		r.rt.spares.forget(old) // its spare instance is of no use any more
 	}
 	r.mods[path] = m
 	return m, nil
@@ -253,7 +249,7 @@ func (r *Registry) compile(path string) (*Module, error) {
 // refresh returns the newest build of m: m itself unless its file changed
 // and the new file compiles. A file that fails to compile keeps m active
 // and the error is logged.
-func (r *Registry) refresh(m *Module, logf func(string)) *Module {
+func (r *registry) refresh(m *Module, logf func(string)) *Module {
 	if m.Path == "" {
 		return m
 	}

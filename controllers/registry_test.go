@@ -117,7 +117,7 @@ func TestShippedAndOverride(t *testing.T) {
 // TestNoControllers: without shipped controllers and files, the error
 // says where it looked and that none are shipped.
 func TestNoControllers(t *testing.T) {
-	rt := NewRuntime(DefaultLimits(), "")
+	rt := newWasmRuntime(defaultLimits(), "")
 	defer rt.Close()
 	dir := filepath.Join(t.TempDir(), "missing")
 	reg, err := newRegistry(rt, nil, dir)
@@ -135,7 +135,7 @@ func TestNoControllers(t *testing.T) {
 }
 
 func TestLoadFSErrors(t *testing.T) {
-	rt := NewRuntime(DefaultLimits(), "")
+	rt := newWasmRuntime(defaultLimits(), "")
 	defer rt.Close()
 	fsys := fstest.MapFS{
 		"bad.wasm.gz": {Data: []byte("\x00asm not gzip")},
@@ -200,7 +200,7 @@ func TestLoadFSHeaderSum(t *testing.T) {
 		"junk.wasm.gz":  {Data: gzipNamed(t, wasm, "sha256:not hex")},
 	}
 	cache := t.TempDir()
-	cold := NewRuntime(DefaultLimits(), cache)
+	cold := newWasmRuntime(defaultLimits(), cache)
 	defer cold.Close()
 	if _, err := cold.LoadFS(fsys, "cut.wasm.gz"); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
 		t.Errorf("cut short, not in the cache: %v, want the gzip error", err)
@@ -212,7 +212,7 @@ func TestLoadFSHeaderSum(t *testing.T) {
 	if err != nil || m.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("a comment that is no hash: %v", err)
 	}
-	warm := NewRuntime(DefaultLimits(), cache) // the module is in the cache now
+	warm := newWasmRuntime(defaultLimits(), cache) // the module is in the cache now
 	defer warm.Close()
 	m, err = warm.LoadFS(fsys, "cut.wasm.gz")
 	if err != nil || m.SHA256 != hex.EncodeToString(sum[:]) || m.Name != "cut" {

@@ -26,7 +26,7 @@ const maxReasonLines = 3
 // guest's own last log lines, and the argument the controller takes when
 // it describes it. The lines a successful start logged go to the log as
 // usual.
-func (d *Driver) SwitchTo(mod *Module, arg string) error {
+func (d *driver) SwitchTo(mod *Module, arg string) error {
 	if arg == "" {
 		if doc, required, _ := mod.Describe(); required {
 			return fmt.Errorf("controller %s needs an argument: %s", mod.Name, doc)
@@ -78,33 +78,10 @@ func refusal(mod *Module, err error, lines []string, doc string) error {
 // logTo returns the log of an instance of mod: its lines go to the
 // driver's log under mod's name, without the "NAME: " a controller often
 // starts them with.
-func (d *Driver) logTo(mod *Module) func(string) {
+func (d *driver) logTo(mod *Module) func(string) {
 	return func(line string) {
 		if d.logf != nil {
 			d.logf(Log{Controller: mod.Name, Text: strings.TrimPrefix(line, mod.Name+": ")})
 		}
 	}
-}
-
-// Switch makes the controller nameOrPath (as Registry.Get finds it), with
-// its argument, the active one from the next step on, once it has
-// checked that it runs (Driver.SwitchTo), and returns its module. It
-// blocks for the compile (the first use of a module: a second or so,
-// unless the disk cache has it) and dw_init: a front-end calls it off its
-// UI goroutine.
-//
-// # Errors
-//
-// A name that finds no controller, a module that does not compile, or a
-// refusal (see SwitchTo): nothing changes, the previous controller stays
-// active.
-func (h *Host) Switch(nameOrPath, arg string) (*Module, error) {
-	mod, err := h.Registry.Get(nameOrPath)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.SwitchTo(mod, arg); err != nil {
-		return nil, err
-	}
-	return mod, nil
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+	"github.com/driftwoodlabs/driftwood/internal/controlrecord"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
-	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // TestSwitchRefusalChangesNothing: a switch that cannot run (dw_init
@@ -25,10 +25,10 @@ func TestSwitchRefusalChangesNothing(t *testing.T) {
 	if err := d.SwitchTo(nine, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.KV().Set("kept", []byte("yes")); err != nil {
+	if err := d.kv.Set("kept", []byte("yes")); err != nil {
 		t.Fatal(err)
 	}
-	before := d.KV().Snapshot()
+	before := d.kv.Snapshot()
 	refuse := h.load(t, "refuse", only7With(countInit+`(call $log (i32.const 710) (i32.const 20)) (i32.const 1)`, ""))
 	needy := h.load(t, "needy", only7With(countInit+`(i32.const 0)`, describeDigit))
 	for _, c := range []struct {
@@ -47,7 +47,7 @@ func TestSwitchRefusalChangesNothing(t *testing.T) {
 		if cur, _ := d.Current(); cur != nine {
 			t.Errorf("%s: %v is active, want only9 still", c.reason, cur)
 		}
-		if after := d.KV().Snapshot(); len(after) != len(before) || string(after["kept"]) != "yes" {
+		if after := d.kv.Snapshot(); len(after) != len(before) || string(after["kept"]) != "yes" {
 			t.Errorf("%s: the store changed: %q, was %q", c.reason, after, before)
 		}
 	}
@@ -75,7 +75,7 @@ func TestSwitchHandsOverTheCheckedInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked := d.nextInst
-	if v, _ := d.KV().Get("init"); string(v) != "init" {
+	if v, _ := d.kv.Get("init"); string(v) != "init" {
 		t.Errorf("store after the switch holds init=%q, want dw_init's one write", v)
 	}
 	if reply, _ := h.replyWith(t, d, 4, 1, 1); !slices.Equal(reply, []int32{7, 7, 7, 7}) {
@@ -84,7 +84,7 @@ func TestSwitchHandsOverTheCheckedInstance(t *testing.T) {
 	if d.inst == nil || d.inst != checked {
 		t.Error("the reply ran on another instance than the one checked at the switch")
 	}
-	if v, _ := d.KV().Get("init"); string(v) != "init" {
+	if v, _ := d.kv.Get("init"); string(v) != "init" {
 		t.Errorf("init=%q after the reply: dw_init ran %d times, want once", v, len(v)/4)
 	}
 	// A second switch before any step closes the first's instance and
@@ -114,8 +114,8 @@ func TestReplyControls(t *testing.T) {
 	defer d.Close()
 	seven, nine := h.load(t, "only7", allowOnly(7)), h.load(t, "only9", allowOnly(9))
 	trap := h.load(t, "trap", watModule("(i32.const 0)", `(if (i32.eq (global.get $steps) (i32.const 3)) (then unreachable)) (i32.const 0)`, ""))
-	budget := DefaultLimits().TakeBack
-	check := func(reason string, want []sessions.ReplyControl) {
+	budget := defaultLimits().TakeBack
+	check := func(reason string, want []controlrecord.ReplyControl) {
 		t.Helper()
 		if got := d.ReplyControls(); !slices.Equal(got, want) {
 			t.Errorf("%s: stretches %+v, want %+v", reason, got, want)
@@ -123,7 +123,7 @@ func TestReplyControls(t *testing.T) {
 	}
 
 	h.reply(t, d, nil, 3, 1, nil)
-	check("no controller", []sessions.ReplyControl{{From: 0}})
+	check("no controller", []controlrecord.ReplyControl{{From: 0}})
 
 	d.Use(seven, "a")
 	if d.Revocable() != budget {
@@ -134,7 +134,7 @@ func TestReplyControls(t *testing.T) {
 			t.Errorf("only7 active: Revocable %d, want %d", d.Revocable(), budget)
 		}
 	})
-	check("only7 from the start", []sessions.ReplyControl{{From: 0, Name: "only7", Arg: "a"}})
+	check("only7 from the start", []controlrecord.ReplyControl{{From: 0, Name: "only7", Arg: "a"}})
 
 	reply, _, _ := h.reply(t, d, nil, 8, 1, func(i int) {
 		if i == 4 {
@@ -145,7 +145,7 @@ func TestReplyControls(t *testing.T) {
 	for n7 < len(reply) && reply[n7] == 7 {
 		n7++
 	}
-	check("only9 from the middle", []sessions.ReplyControl{{From: 0, Name: "only7", Arg: "a"}, {From: n7, Name: "only9", Arg: "b"}})
+	check("only9 from the middle", []controlrecord.ReplyControl{{From: 0, Name: "only7", Arg: "a"}, {From: n7, Name: "only9", Arg: "b"}})
 
 	d.Use(trap, "")
 	for range 2 { // the next reply gets a fresh instance, which faults the same way
@@ -160,7 +160,7 @@ func TestReplyControls(t *testing.T) {
 			}
 		})
 		fault := "trap: dw_step trapped (unreachable: a panic or abort)"
-		check("trap faulting at its third step", []sessions.ReplyControl{{From: 0, Name: "trap"}, {From: 2, Fault: fault}})
+		check("trap faulting at its third step", []controlrecord.ReplyControl{{From: 0, Name: "trap"}, {From: 2, Fault: fault}})
 	}
 	d.Off()
 	if d.Revocable() != 0 {
@@ -190,13 +190,13 @@ func TestResumeIsChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	if _, err := h.Resume(sessions.Controller{Name: "refuse", Arg: "x"}); err == nil || !strings.Contains(err.Error(), "want a digit") {
+	if _, err := h.Resume(controlrecord.Controller{Name: "refuse", Arg: "x"}); err == nil || !strings.Contains(err.Error(), "want a digit") {
 		t.Errorf("resuming a controller that refuses its argument: %v, want its reason", err)
 	}
 	if run, ok := h.Running(); ok {
 		t.Errorf("%s runs after a refused resume", run.Name)
 	}
-	if sha, err := h.Resume(sessions.Controller{Name: "good"}); err != nil || sha == "" {
+	if sha, err := h.Resume(controlrecord.Controller{Name: "good"}); err != nil || sha == "" {
 		t.Errorf("resuming good: %q, %v", sha, err)
 	}
 	if run, ok := h.Running(); !ok || run.Name != "good" {

@@ -4,13 +4,12 @@ import (
 	"sync"
 
 	"github.com/driftwoodlabs/driftwood/controllers/abi"
-	"github.com/driftwoodlabs/driftwood/controllers/sdk"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 )
 
-// Vocab is the vocabulary as controllers see it: every token's bytes and
-// whether it is special, encoded once in the ABI's layout.
-type Vocab struct {
+// vocabulary is the vocabulary as controllers see it: every token's
+// bytes and whether it is special, encoded once in the ABI's layout.
+type vocabulary struct {
 	Tokens  [][]byte
 	Special []bool
 	// Encode tokenises plain text (the tokenize import); nil refuses.
@@ -21,10 +20,10 @@ type Vocab struct {
 	trieBlob []byte
 }
 
-// NewVocab builds the vocabulary of tok for a model with n logits (ids
-// the tokenizer lacks get no bytes).
-func NewVocab(tok *tokenizer.Tokenizer, n int) *Vocab {
-	v := &Vocab{Tokens: make([][]byte, n), Special: make([]bool, n), Encode: tok.Encode}
+// newVocabulary builds the vocabulary of tok for a model with n logits
+// (ids the tokenizer lacks get no bytes).
+func newVocabulary(tok *tokenizer.Tokenizer, n int) *vocabulary {
+	v := &vocabulary{Tokens: make([][]byte, n), Special: make([]bool, n), Encode: tok.Encode}
 	for id := range v.Tokens {
 		v.Tokens[id] = tok.TokenBytes(int32(id))
 		v.Special[id] = tok.IsSpecial(int32(id))
@@ -34,17 +33,19 @@ func NewVocab(tok *tokenizer.Tokenizer, n int) *Vocab {
 }
 
 // trie returns the token trie in the ABI's trie format, built on first
-// use (some 0.1 s for 128k tokens) and then shared by every instance.
-// It is built by the Go SDK's builder, the one a Go guest uses when it
-// has no host trie: the host takes the SDK's algorithm, but no byte of
-// the format (that is package abi's).
-func (v *Vocab) trie() []byte {
+// use (some 0.1 s for 128k tokens) and then shared by every instance. It
+// is built by abi.BuildTrie, the builder a Go guest's SDK uses when it
+// has no host trie, from the tokens as the vocabulary's layout holds
+// them (cut to abi.MaxTokenLen bytes).
+func (v *vocabulary) trie() []byte {
 	v.trieOnce.Do(func() {
-		sv, err := sdk.ParseVocab(v.blob, len(v.Tokens))
-		if err != nil {
-			panic(err) // v.blob comes from abi.AppendVocab
+		token := func(id int32) []byte {
+			t := v.Tokens[id]
+			return t[:min(len(t), abi.MaxTokenLen)]
 		}
-		v.trieBlob = sdk.NewTrie(sv).AppendABI(nil)
+		special := func(id int32) bool { return v.Special[id] }
+		nodes, sets, ids := abi.BuildTrie(abi.TrieOrder(len(v.Tokens), token, special), token, true)
+		v.trieBlob = abi.AppendTrie(nil, nodes, sets, ids)
 	})
 	return v.trieBlob
 }

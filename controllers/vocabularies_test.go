@@ -13,13 +13,13 @@ import (
 // Mistral (SentencePiece: "▁" is a space, <0xNN> a byte) and Qwen3,
 // sampling uniformly among the tokens each step allows, and checks every
 // reply, as the tokenizer decodes it, with Go's regexp and encoding/json:
-// the controllers see each token's bytes (Vocab), so a token whose bytes
+// the controllers see each token's bytes (vocabulary), so a token whose bytes
 // differ from what it decodes to shows as an invalid reply.
 func TestShippedOnRealVocabularies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: builds three 32k–152k-token tries")
 	}
-	rt := NewRuntime(DefaultLimits(), t.TempDir())
+	rt := newWasmRuntime(defaultLimits(), t.TempDir())
 	defer rt.Close()
 	reg, err := newRegistry(rt, shippedFS)
 	if err != nil {
@@ -41,7 +41,7 @@ func TestShippedOnRealVocabularies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vocab := NewVocab(tok, tok.VocabSize())
+		vocab := newVocabulary(tok, tok.VocabSize())
 		prompt := tok.Encode("Answer briefly.")
 		rng := rand.New(rand.NewPCG(3, uint64(len(vocab.Tokens))))
 		for _, c := range cases {
@@ -50,7 +50,7 @@ func TestShippedOnRealVocabularies(t *testing.T) {
 				t.Fatal(err)
 			}
 			for r := 0; r < 4; r++ {
-				d := NewDriver(rt, vocab, NewKV(), nil, nil)
+				d := newDriver(rt, vocab, newKVStore(), nil, nil)
 				d.Use(mod, c.arg)
 				seq := append([]int32(nil), prompt...)
 				d.StartReply(len(seq), c.maxReply)

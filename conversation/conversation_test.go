@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -121,10 +122,9 @@ func TestSessionRoundTrip(t *testing.T) {
 // state in its key-value store and restores both.
 func TestSessionWithController(t *testing.T) {
 	m := load(t, "tiny-f32")
-	rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
-	defer rt.Close()
 	// Allow only tokens 0-31; count steps in the store.
-	mod, err := rt.Load("low", []byte(`(module
+	dir := t.TempDir()
+	err := os.WriteFile(filepath.Join(dir, "low.wat"), []byte(`(module
   (import "driftwood" "kv_append" (func $kv_append (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
   (global $heap (mut i32) (i32.const 8192))
@@ -144,16 +144,21 @@ func TestSessionWithController(t *testing.T) {
   (func (export "dw_begin") (param i32 i32) (result i32) (i32.const 0))
   (func (export "dw_step") (param i32 i32) (result i32)
     (drop (call $kv_append (i32.const 512) (i32.const 5) (i32.const 512) (i32.const 1)))
-    (i32.const 1024)))`))
+    (i32.const 1024)))`), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vocab := controllers.NewVocab(m.Tok, m.Weights.Config.VocabSize)
+	var mod *controllers.Module
 	newConv := func(maxTokens int) *Conversation {
-		d := controllers.NewDriver(rt, vocab, controllers.NewKV(), nil, nil)
-		t.Cleanup(d.Close)
-		d.Use(mod, "")
-		c, err := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: maxTokens, Controller: &controllers.Host{Runtime: rt, Driver: d}})
+		h, err := controllers.NewHost(m.Tok, m.Weights.Config.VocabSize, controllers.HostOptions{Dirs: []string{dir}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(h.Close)
+		if mod, err = h.Switch("low", ""); err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: maxTokens, Controller: h})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/internal/controlrecord"
 )
 
 // Format and Version identify snapshot files. Version 1 was written in
@@ -118,30 +119,13 @@ func (s Sampling) Config() engine.SamplerConfig {
 		RepeatPenalty: s.RepeatPenalty, RepeatLastN: s.RepeatLastN, Seed: s.Seed}
 }
 
-// Controller is the state of a conversation's controller.
-type Controller struct {
-	Name string `json:"name"`
-	// Path is the file it was loaded from, when it was given by path
-	// (absent for one found by name).
-	Path   string `json:"path,omitempty"`
-	Arg    string `json:"arg"`
-	SHA256 string `json:"sha256"`
-	// KV is the controller's key-value store.
-	KV map[string][]byte `json:"kv,omitempty"`
-}
+// Controller is the state of a conversation's controller, as the
+// controller host records it (controlrecord.Controller).
+type Controller = controlrecord.Controller
 
 // ReplyControl is one stretch of a reply under one controller, or under
-// none: from its From-th token (counted from the reply's start when the
-// stretch began) until the next stretch or the reply's end.
-type ReplyControl struct {
-	From int `json:"from"`
-	// Name and Arg are the controller ("" when none ran).
-	Name string `json:"name,omitempty"`
-	Arg  string `json:"arg,omitempty"`
-	// Fault, when set, says why the controller was switched off at From:
-	// the stretch ran with none.
-	Fault string `json:"fault,omitempty"`
-}
+// none (controlrecord.ReplyControl).
+type ReplyControl = controlrecord.ReplyControl
 
 // KVInfo describes the snapshot's tensors.
 type KVInfo struct {

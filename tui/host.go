@@ -76,7 +76,7 @@ func (h *controllerHost) waitLog(done <-chan struct{}) tea.Cmd {
 // names lists the controllers found.
 func (h *controllerHost) names() []string {
 	var out []string
-	for _, e := range h.Registry.List() {
+	for _, e := range h.Controllers() {
 		out = append(out, e.Name)
 	}
 	return out
@@ -87,7 +87,7 @@ func (h *controllerHost) names() []string {
 // rest).
 func (h *controllerHost) pickItems() []pickItem {
 	var items []pickItem
-	for _, e := range h.Registry.List() {
+	for _, e := range h.Controllers() {
 		if e.Used { // a file that overrides a shipped controller hides it
 			items = append(items, pickItem{title: e.Name, desc: join(h.args[e.Name].line, e.Source()), value: e.Name})
 		}
@@ -95,7 +95,7 @@ func (h *controllerHost) pickItems() []pickItem {
 	return items
 }
 
-// argument is what a controller says of its argument (Registry.Argument).
+// argument is what a controller says of its argument (Host.Argument).
 type argument struct {
 	line     string
 	required bool
@@ -110,7 +110,7 @@ type controllersDescribedMsg map[string]argument
 // ends; work runs it off the UI goroutine as work the chat's close waits
 // for.
 func (h *controllerHost) describe(done <-chan struct{}, work func(func() tea.Msg) tea.Cmd) tea.Cmd {
-	entries := h.Registry.List()
+	entries := h.Controllers()
 	return work(func() tea.Msg {
 		out := controllersDescribedMsg{}
 		for _, e := range entries {
@@ -120,7 +120,7 @@ func (h *controllerHost) describe(done <-chan struct{}, work func(func() tea.Msg
 			default:
 			}
 			if e.Used {
-				line, required := h.Registry.Argument(e)
+				line, required := h.Argument(e)
 				out[e.Name] = argument{line: line, required: required}
 			}
 		}

@@ -128,7 +128,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		if err := cs.use(cf.name, cf.arg); err != nil {
 			return err
 		}
-		hook = cs.Driver
+		hook = cs.Host
 	}
 	var prefill, decode, first, wait []float64
 	for r := 0; r < *runs; r++ {

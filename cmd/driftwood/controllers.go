@@ -38,14 +38,12 @@ func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) e
 	case "list":
 		// The disk cache spares the compile that describing a module
 		// needs (after the first listing, or a first use).
-		rt := controllers.NewRuntime(controllers.DefaultLimits(), controllers.DefaultCacheDir())
-		defer rt.Close()
-		reg, err := controllers.NewRegistry(rt, *dir)
+		h, err := controllers.NewHost(nil, 0, controllers.HostOptions{Dirs: []string{*dir}, CacheDir: controllers.DefaultCacheDir(), ListOnly: true})
 		if err != nil {
 			return err
 		}
-		defer reg.Close()
-		listControllers(out, reg, *dir)
+		defer h.Close()
+		listControllers(out, h, *dir)
 		return nil
 	case "build":
 		files, err := controllers.Build(*src, *dir)
@@ -57,18 +55,17 @@ func cmdControllers(ctx context.Context, args []string, out, errOut io.Writer) e
 	return fmt.Errorf("unknown verb %q (want list or build)", verb)
 }
 
-// listControllers prints every controller of reg: for each name, the
-// one used and below it those it overrides, each with the argument it
-// takes.
-func listControllers(out io.Writer, reg *controllers.Registry, dir string) {
+// listControllers prints every controller of h: for each name, the one
+// used and below it those it overrides, each with the argument it takes.
+func listControllers(out io.Writer, h *controllers.Host, dir string) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tUSED\tFROM\tARGUMENT")
-	for _, e := range reg.All() {
+	for _, e := range h.AllControllers() {
 		used, from := "yes", e.Source()
 		if !e.Used {
 			used, from = "no", from+", overridden by the "+e.Name+" above"
 		}
-		arg, _ := reg.Argument(e)
+		arg, _ := h.Argument(e)
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.Name, used, from, arg)
 	}
 	w.Flush()

@@ -269,7 +269,7 @@ func runRaw(ctx context.Context, g *genFlags, l *chatopen.Loaded, cs *controller
 		gen.StopTokens = nil
 	}
 	if cs != nil {
-		gen.Hook = cs.Driver
+		gen.Hook = cs.Host
 	}
 	st, err := gen.Generate(ctx, &engine.Sequence{Cache: cache}, ids, p.event)
 	p.flush()

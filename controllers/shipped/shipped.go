@@ -3,7 +3,7 @@
 //
 //	import _ "github.com/driftwoodlabs/driftwood/controllers/shipped"
 //
-// sets controllers.Shipped, so that every controllers.Registry offers
+// sets controllers.Shipped, so that every controllers.Host offers
 // regex, json, choice, ban and maxwords with nothing on disk. The modules
 // are built from controllers/examples by `go generate ./controllers/...`
 // and committed here compressed; TestEmbeddedMatchSource rebuilds them and

@@ -13,6 +13,8 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/controllers/internal/wasmbuild"
+	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
+	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
 
 // TestEmbeddedMatchSource is CI's proof that the committed modules are the
@@ -82,18 +84,20 @@ func compareWasm(a, b []byte) string {
 	return "the Wasm differs"
 }
 
-// TestImportShips: importing the package gives every registry the five
+// TestImportShips: importing the package gives every host the five
 // shipped controllers, by name, with nothing on disk, and each compiles.
 func TestImportShips(t *testing.T) {
-	rt := controllers.NewRuntime(controllers.DefaultLimits(), "")
-	defer rt.Close()
-	reg, err := controllers.NewRegistry(rt, filepath.Join(t.TempDir(), "none"))
+	tok, err := tokenizer.Load(filepath.Join(golden.ModelDir("tiny-f32"), "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer reg.Close()
+	h, err := controllers.NewHost(tok, 512, controllers.HostOptions{Dirs: []string{filepath.Join(t.TempDir(), "none")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
 	var names []string
-	for _, e := range reg.List() {
+	for _, e := range h.Controllers() {
 		if !e.Shipped || !e.Used || e.Path != "" {
 			t.Errorf("entry %+v: want a used shipped one", e)
 		}
@@ -102,7 +106,7 @@ func TestImportShips(t *testing.T) {
 	if want := []string{"ban", "choice", "json", "maxwords", "regex"}; !slices.Equal(names, want) {
 		t.Fatalf("shipped %v, want %v", names, want)
 	}
-	mod, err := reg.Get("maxwords")
+	mod, err := h.Switch("maxwords", "8")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,8 +74,8 @@ func Sources(src string) ([]string, error) {
 // Compress gzips data at the best compression, with a header that holds
 // only the comment "sha256:" and the hex SHA-256 of data (no file name, no
 // modification time), so equal input gives equal output. The host knows
-// the module by that hash without decompressing it
-// (controllers.Runtime.LoadFS).
+// the module by that hash without decompressing it (controllers'
+// LoadFS).
 func Compress(data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
