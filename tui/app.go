@@ -120,10 +120,16 @@ func (m *App) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	}
+	return m.page().Update(msg)
+}
+
+// page is the page shown: the chat once a model is loaded, else the
+// model page.
+func (m *App) page() Component {
 	if m.chat != nil {
-		return m.chat.Update(msg)
+		return m.chat
 	}
-	return m.models.Update(msg)
+	return m.models
 }
 
 // onModelLoaded starts the chat page, or shows why the model did not
@@ -168,10 +174,7 @@ func (m *App) onKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	m.ladder.disarm()
 	m.notice.clearQuit()
-	if m.chat != nil {
-		return m.chat.Update(k)
-	}
-	return m.models.Update(k)
+	return m.page().Update(k)
 }
 
 // interrupt climbs the Ctrl+C ladder.
@@ -212,23 +215,14 @@ func (m *App) restyle(isDark bool) {
 }
 
 // layout sizes the page shown to the window.
-func (m *App) layout() {
-	if m.chat != nil {
-		m.chat.SetSize(m.common.Width, m.common.Height)
-	} else {
-		m.models.SetSize(m.common.Width, m.common.Height)
-	}
-}
+func (m *App) layout() { m.page().SetSize(m.common.Width, m.common.Height) }
 
 // View draws the page shown.
 func (m *App) View() tea.View {
-	var v tea.View
+	v := tea.NewView(m.page().View())
+	v.WindowTitle = "driftwood"
 	if m.chat != nil {
-		v = tea.NewView(m.chat.View())
-		v.WindowTitle = "driftwood · " + m.chat.modelName()
-	} else {
-		v = tea.NewView(m.models.View())
-		v.WindowTitle = "driftwood"
+		v.WindowTitle += " · " + m.chat.model.Name
 	}
 	v.AltScreen = true
 	return v

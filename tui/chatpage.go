@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,10 +10,7 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/driftwoodlabs/driftwood/chatopen"
-	"github.com/driftwoodlabs/driftwood/chatsession"
-	"github.com/driftwoodlabs/driftwood/conversation"
-	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/chat"
 )
 
 // chatDeps is what the chat page gets from the root.
@@ -29,49 +27,66 @@ type chatDeps struct {
 	switchPace func()
 }
 
+// chatView are the components of the chat page that its flows (replies,
+// controllers, sessions) write to.
+type chatView struct {
+	notice     *noticeLine
+	logs       *logPane
+	transcript *transcript
+	input      *input
+	status     *statusBar
+}
+
+// takeBack undoes a message the conversation did not take (refused, or
+// left waiting for a controller switch): the transcript drops it and its
+// reply, and its text goes back into the input when that is empty. Text
+// "" is a regeneration: the reply it was to replace comes back from
+// msgs.
+func (v chatView) takeBack(text string, msgs []chat.Message) {
+	v.transcript.unsend(text != "", msgs)
+	if text != "" && v.input.Value() == "" {
+		v.input.SetValue(text)
+	}
+}
+
+// chatParts are the chat's state and the components that own the rest of
+// it. The page lays them out and routes its messages to them; a slash
+// command's handler gets them, and nothing else of the page.
+type chatParts struct {
+	*chatState
+	chatView
+	replies  *replies
+	ctrl     *controllerFlow
+	sessions *sessionFlow
+	// picker is the controller or session picker shown over the
+	// transcript (nil: none).
+	picker *picker
+}
+
 // chatPage is the chat once a model is loaded: the transcript, the log
 // pane, the notice, the input and the status bar, with the controller,
-// session and help overlays. It owns the conversation, the controller
-// host and the model, and frees them in close.
+// session and help overlays. It owns the chat's state and frees it in
+// close.
 type chatPage struct {
-	chatDeps
-	transcript transcript
-	input      input
-	status     statusBar
-	picker     *picker
-	showHelp   bool
-
-	model *chatopen.Loaded
-	// chat is the conversation bound to its session (chatsession keeps
-	// the session's rules); conv is its conversation.
-	chat *chatsession.Chat
-	conv *conversation.Conversation
-	host *controllerHost
-	// used mirrors the context positions held; stats are the last
-	// reply's.
-	used  int
-	stats *engine.Stats
-
-	// reply is the reply being generated; busy names other work that
-	// holds the conversation (a save, a load).
-	reply  *replyStream
-	busy   string
-	nextID int
-	// switching is the controller switch under way, the last one asked
-	// for; queued the message that waits for it.
-	switching *pendingSwitch
-	switchID  int64
-	queued    *queuedSend
+	chatParts
+	common   *Common
+	showHelp bool
 }
 
 // newChatPage starts the chat on a loaded model: it says so, shows the
 // session it resumed, and listens to the controllers' logs.
 func newChatPage(d chatDeps, msg modelLoadedMsg) (*chatPage, tea.Cmd) {
-	p := &chatPage{chatDeps: d, model: msg.model, chat: msg.chat, conv: msg.chat.Conversation(), host: msg.host}
-	p.host.pace = d.switchPace
-	p.transcript = newTranscript(d.common, msg.model.Name)
-	p.input = newInput(d.common, d.hist, argNames(d.opt.Sessions, msg.host))
-	p.status = newStatusBar(d.common)
+	st := &chatState{model: msg.model, chat: msg.chat, conv: msg.chat.Conversation(), host: msg.host}
+	st.host.pace = d.switchPace
+	tr := newTranscript(d.common, msg.model.Name)
+	in := newInput(d.common, d.hist, argNames(d.opt.Sessions, msg.host))
+	status := newStatusBar(d.common)
+	v := chatView{notice: d.notice, logs: d.logs, transcript: &tr, input: &in, status: &status}
+	r := &replies{chatState: st, chatView: v, ctx: d.ctx, pace: d.pace}
+	p := &chatPage{common: d.common, chatParts: chatParts{chatState: st, chatView: v, replies: r,
+		ctrl:     &controllerFlow{chatState: st, chatView: v, common: d.common, ctx: d.ctx, dirs: d.opt.ControllerDirs, work: d.work, replies: r},
+		sessions: &sessionFlow{chatState: st, chatView: v, common: d.common, opt: d.opt, work: d.work},
+	}}
 	p.SetSize(d.common.Width, d.common.Height)
 	p.used = p.conv.Tokens()
 	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView(), p.conv.ReplyControls())
@@ -80,11 +95,11 @@ func newChatPage(d chatDeps, msg modelLoadedMsg) (*chatPage, tea.Cmd) {
 	case msg.openErr != nil:
 		p.notice.fail(fmt.Errorf("%w; this is a new conversation", msg.openErr))
 	case msg.rep.Name != "":
-		p.showOpened(msg.rep, "", loaded)
+		p.sessions.showOpened(msg.rep, "", loaded)
 	default:
 		p.notice.say(loaded)
 	}
-	return p, tea.Batch(p.input.Focus(), p.host.waitLog(p.ctx.Done()))
+	return p, tea.Batch(p.input.Focus(), p.ctrl.listen())
 }
 
 // SetSize sizes the components: the input, the notice and the log pane
@@ -109,40 +124,28 @@ func (p *chatPage) restyle() {
 	}
 }
 
-// Update handles the keys, a reply's tokens, and the ends of the work
-// that runs off the UI goroutine.
+// Update handles the keys and passes the ends of the work that runs off
+// the UI goroutine to the components that started it.
 func (p *chatPage) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		return p.onKey(msg)
 	case spinner.TickMsg:
-		if p.reply == nil && p.busy == "" && p.switching == nil {
+		if p.replies.stream == nil && p.sessions.busy == "" && p.ctrl.switching == nil {
 			return nil // idle: let the spinner stop
 		}
 		return p.status.Update(msg)
-	case tokensArrivedMsg:
-		return p.onTokens(msg)
-	case replyDoneMsg:
-		p.onReplyDone(msg)
-		return nil
-	case controllerLoggedMsg:
-		return p.onLog(msg)
-	case controllerSwitchedMsg:
-		return p.onSwitched(msg)
+	case tokensArrivedMsg, replyDoneMsg:
+		return p.replies.Update(msg)
+	case controllerLoggedMsg, controllerSwitchedMsg:
+		return p.ctrl.Update(msg)
+	case sessionSavedMsg, chatClearedMsg, sessionLoadedMsg:
+		return p.sessions.Update(msg)
 	case controllersDescribedMsg:
 		p.host.args = msg
 		if p.picker != nil && p.picker.is(pickController) {
 			p.picker.setItems(p.host.pickItems())
 		}
-		return nil
-	case sessionSavedMsg:
-		p.afterSaved(msg)
-		return nil
-	case chatClearedMsg:
-		p.afterCleared(msg)
-		return nil
-	case sessionLoadedMsg:
-		p.afterLoaded(msg)
 		return nil
 	case editorClosedMsg:
 		if msg.err != nil {
@@ -219,15 +222,57 @@ func (p *chatPage) onPickerKey(k tea.KeyPressMsg) tea.Cmd {
 	controller := p.picker.is(pickController)
 	p.picker = nil
 	if controller {
-		if arg, ok := p.host.args[chosen.value]; ok && arg.required {
-			// Refused without one: the user types it after the name.
-			p.input.SetValue("/controller " + chosen.value + " ")
-			p.notice.say(chosen.value + " takes an argument (" + strings.TrimPrefix(arg.line, "required: ") + "): type it and press enter")
+		return p.ctrl.choose(chosen.value)
+	}
+	return p.sessions.load(chosen.value)
+}
+
+// submit sends the input: a slash command, or a message to the model.
+func (p *chatPage) submit() tea.Cmd {
+	text := strings.TrimSpace(p.input.Value())
+	if text == "" {
+		return nil
+	}
+	var c command
+	isCmd := isCommand(text)
+	if isCmd {
+		var err error
+		if c, err = parseCommand(text); err != nil {
+			p.notice.fail(err)
 			return nil
 		}
-		return p.switchController(chosen.value, "")
 	}
-	return p.load(chosen.value)
+	if err := p.busyError(); err != nil && !c.spec.whileReplying {
+		p.notice.fail(err)
+		return nil
+	}
+	if err := p.input.Remember(text); err != nil {
+		p.notice.fail(fmt.Errorf("history not saved: %w", err))
+	}
+	p.input.Reset()
+	p.notice.say("")
+	if isCmd {
+		return c.spec.run(&p.chatParts, c)
+	}
+	if strings.HasPrefix(text, "//") {
+		text = text[1:] // "//" sends a message that starts with "/"
+	}
+	p.transcript.add(entryUser, text)
+	p.transcript.beginReply(p.opensThinking())
+	return p.ctrl.send(&queuedSend{text: text})
+}
+
+// busyError says why the conversation cannot be used right now, or nil.
+func (p *chatPage) busyError() error {
+	switch {
+	case p.replies.stream != nil:
+		return errors.New("a reply is being generated: wait, or press esc to stop it")
+	case p.ctrl.queued != nil:
+		return errors.New("a message is waiting for " + p.ctrl.pendingName() + ": wait, or press esc to take it back")
+	case p.sessions.busy != "":
+		return errors.New("busy " + p.sessions.busy + "…")
+	}
+	return nil
 }
 
 // hasInput reports whether the input holds text.
@@ -238,38 +283,66 @@ func (p *chatPage) clearInput() { p.input.Reset() }
 
 // replying reports whether a reply is being generated, or waits for a
 // controller switch.
-func (p *chatPage) replying() bool { return p.reply != nil || p.queued != nil }
+func (p *chatPage) replying() bool { return p.replies.stream != nil || p.ctrl.queued != nil }
 
-// modelName is the model as the user named it.
-func (p *chatPage) modelName() string { return p.model.Name }
-
-// onLog shows a controller's log line; a fault is also an error notice.
-func (p *chatPage) onLog(msg controllerLoggedMsg) tea.Cmd {
-	if msg.dropped > 0 {
-		p.logs.add(logLine{source: "driftwood", text: thousands(int(msg.dropped)) + " log lines dropped (the controller logs faster than they can be shown)"})
+// stopReply asks the running reply to stop (what it produced is kept),
+// or takes back the message that waits for a controller switch.
+func (p *chatPage) stopReply() {
+	if !p.ctrl.unqueue() {
+		p.replies.stop()
 	}
-	p.logs.add(logLine{source: msg.Controller, text: msg.Text, fault: msg.Fault})
-	if msg.Fault {
-		p.notice.warn("controller " + msg.Controller + ": " + msg.Text)
-	}
-	return p.host.waitLog(p.ctx.Done())
 }
 
 // stopAndWait stops a running reply and waits for it to let go of the
 // conversation; what it produced is kept.
-func (p *chatPage) stopAndWait() {
-	if p.reply != nil {
-		p.reply.wait()
-		p.reply = nil
+func (p *chatPage) stopAndWait() { p.replies.wait() }
+
+// View is the transcript (or an overlay), the log pane, the notice, the
+// input, the hint line and the status bar.
+func (p *chatPage) View() string {
+	main := p.transcript.View()
+	switch {
+	case p.showHelp:
+		main = p.helpView()
+	case p.picker != nil:
+		main = p.picker.View()
 	}
+	parts := []string{fit(main, p.transcript.Height())}
+	if v := p.logs.View(); v != "" {
+		parts = append(parts, v)
+	}
+	parts = append(parts, p.notice.View(), p.input.View(), p.input.HintView(), p.status.View(p.statusInfo()))
+	return strings.Join(parts, "\n")
 }
 
-// close saves the chat to its session when it changed, releases the
-// session, and frees the conversation, the controllers and the model.
-func (p *chatPage) close() (chatsession.Closed, error) {
-	closed, err := p.chat.Close()
-	p.conv.Close()
-	p.host.close()
-	p.model.Close()
-	return closed, err
+// statusInfo gathers what the status bar shows.
+func (p *chatPage) statusInfo() statusInfo {
+	in := statusInfo{model: p.model.Name, backend: p.model.Backend.Name(), used: p.used, window: p.conv.Window(), compactsAt: p.conv.CompactsAt(), unreadLogs: p.logs.Unread()}
+	if mod, arg := p.host.Current(); mod != nil {
+		in.controller, in.arg = mod.Name, arg
+	}
+	if p.stats != nil {
+		in.rate = p.stats.GenRate()
+	}
+	switch {
+	case p.replies.stream != nil:
+		in.activity, in.tokens = p.replies.stream.activity()
+	case p.sessions.busy != "":
+		in.activity = p.sessions.busy
+	default:
+		in.activity = p.ctrl.activity()
+	}
+	return in
+}
+
+// helpView lists the keys and the commands.
+func (p *chatPage) helpView() string {
+	st := p.common.Styles
+	return strings.Join([]string{
+		st.Title.Render("Keys") + st.Subtle.Render("  (? or esc closes)"),
+		p.input.FullHelp(p.common.Keys),
+		"",
+		st.Title.Render("Commands"),
+		st.Subtle.Render(hangWrap(commandsText(), p.common.Width, commandHang)),
+	}, "\n")
 }

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
 // argKind says what a command's first argument names, for completion.
@@ -38,7 +39,7 @@ type commandSpec struct {
 	// being generated (they do not touch the conversation).
 	whileReplying bool
 	// run carries the command out.
-	run func(*chatPage, command) tea.Cmd
+	run func(*chatParts, command) tea.Cmd
 }
 
 // commandSpecs is the table of slash commands, in the order /help lists
@@ -71,6 +72,14 @@ func lookupCommand(name string) (commandSpec, bool) {
 		return commandSpec{}, false
 	}
 	return commandSpecs()[i], true
+}
+
+// commandUsage is "/name ARGS".
+func commandUsage(spec commandSpec) string {
+	if spec.usage == "" {
+		return "/" + spec.name
+	}
+	return "/" + spec.name + " " + spec.usage
 }
 
 // command is a parsed slash command.
@@ -222,4 +231,30 @@ func completions(line string, names func(argKind) []string) []string {
 		}
 	}
 	return out
+}
+
+// argNames lists what an argument may be, for completion: host's
+// controllers (none while host is nil), the sessions in store, the
+// settings.
+func argNames(store sessions.Store, host *controllerHost) func(argKind) []string {
+	return func(kind argKind) []string {
+		switch kind {
+		case argController:
+			if host != nil {
+				return host.names()
+			}
+		case argSession:
+			items, _ := sessionItems(store)
+			names := make([]string, len(items))
+			for i, it := range items {
+				names[i] = it.value
+			}
+			return names
+		case argSetting:
+			return settingNames()
+		case argSwitch:
+			return []string{"on", "off"}
+		}
+		return nil
+	}
 }

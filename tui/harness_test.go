@@ -156,17 +156,17 @@ func (p *probe) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 	s := snapshot{screen: m.View().Content, state: m.models.state, notice: m.notice.Text(), input: m.models.input.Value(), messages: -1}
 	s.logs = append([]logLine(nil), m.logs.lines...)
 	if c := m.chat; c != nil {
-		s.chat, s.replying, s.busy, s.picker, s.help, s.input, s.used = true, c.reply != nil, c.busy, c.picker != nil, c.showHelp, c.input.Value(), c.used
-		s.stopping = c.reply != nil && c.reply.stopping
-		s.queued = c.queued != nil
-		s.switching = c.switching != nil
+		s.chat, s.replying, s.busy, s.picker, s.help, s.input, s.used = true, c.replies.stream != nil, c.sessions.busy, c.picker != nil, c.showHelp, c.input.Value(), c.used
+		s.stopping = c.replies.stream != nil && c.replies.stream.stopping
+		s.queued = c.ctrl.queued != nil
+		s.switching = c.ctrl.switching != nil
 		if n := len(c.transcript.entries); n > 0 {
 			s.last = c.transcript.entries[n-1].text
 		}
 		if mod, _ := c.host.Current(); mod != nil {
 			s.controller = mod.Name
 		}
-		if c.reply == nil && c.busy == "" {
+		if c.replies.stream == nil && c.sessions.busy == "" {
 			s.messages = len(c.conv.Messages())
 		}
 	} else {

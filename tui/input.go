@@ -196,11 +196,3 @@ func (in *input) HintView() string {
 	}
 	return in.help.ShortHelpView(in.common.Keys.ShortHelp())
 }
-
-// commandUsage is "/name ARGS".
-func commandUsage(spec commandSpec) string {
-	if spec.usage == "" {
-		return "/" + spec.name
-	}
-	return "/" + spec.name + " " + spec.usage
-}

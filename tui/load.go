@@ -173,3 +173,9 @@ func modelItems(configModel string, hopt hub.Options) ([]pickItem, error) {
 	}
 	return items, err
 }
+
+// fileExists reports whether path exists.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -16,35 +17,47 @@ import (
 // maxBatch bounds how many updates one tokensArrivedMsg carries.
 const maxBatch = 512
 
-// replyStream is a reply being generated. The conversation belongs to its
-// goroutine until updates is closed; the program reads the updates with
-// next, which re-schedules itself until the reply is done.
+// replies runs the chat's replies: it starts a reply's stream, hands it
+// the tokens that arrive, and settles the reply when it ends.
+type replies struct {
+	*chatState
+	chatView
+	ctx  context.Context
+	pace func(n int)
+	// stream is the reply being generated (nil: none); nextID numbers
+	// the streams, so that the messages of an older one are ignored.
+	stream *replyStream
+	nextID int
+}
+
+// replyStream is one reply being generated, as a component. Its goroutine
+// owns the conversation until updates is closed; Update takes the updates
+// that arrived, deltas, into the transcript's live reply (where the
+// reply's text and tokens are kept, once) and waits for the next ones.
 type replyStream struct {
 	id int
-	// text is the message replied to ("" for a regeneration).
-	text    string
+	// sent is the message replied to ("" for a regeneration).
+	sent    string
 	cancel  context.CancelFunc
-	updates chan replyUpdate
+	updates chan conversation.Update
+	// held is the context used after the latest update sent.
+	held atomic.Int64
 	// Set by the goroutine before it closes updates.
 	turn chatsession.Turn
 	err  error
 	used int
-	// tokens counts the reply's tokens (the program's count).
-	tokens int
 	// stopping is set once the user asked the reply to stop.
 	stopping bool
+	view     *transcript
 }
 
-// replyUpdate is one update and the context used after it.
-type replyUpdate struct {
-	conversation.Update
-	used int
-}
-
-// tokensArrivedMsg carries the updates that arrived since the last one.
+// tokensArrivedMsg carries the updates that arrived since the last one,
+// and the context used once they had (read after them, it may count a
+// token still on its way).
 type tokensArrivedMsg struct {
 	id      int
-	updates []replyUpdate
+	updates []conversation.Update
+	used    int
 }
 
 // replyDoneMsg ends a reply, once the chat was saved after it.
@@ -55,13 +68,13 @@ type replyDoneMsg struct {
 	used int
 }
 
-// startReply generates a reply to text (or, with regen, the last reply
-// again) in a goroutine, which saves the chat after it.
-func (p *chatPage) startReply(text string, regen bool) tea.Cmd {
-	p.nextID++
-	ctx, cancel := context.WithCancel(p.ctx)
-	s := &replyStream{id: p.nextID, text: text, cancel: cancel, updates: make(chan replyUpdate, maxBatch)}
-	chat, conv, pace := p.chat, p.conv, p.pace
+// start generates a reply to text (or, with regen, the last reply again)
+// in a goroutine, which saves the chat after it.
+func (r *replies) start(text string, regen bool) tea.Cmd {
+	r.nextID++
+	ctx, cancel := context.WithCancel(r.ctx)
+	s := &replyStream{id: r.nextID, sent: text, cancel: cancel, updates: make(chan conversation.Update, maxBatch), view: r.transcript}
+	chat, conv, pace := r.chat, r.conv, r.pace
 	go func() {
 		defer close(s.updates)
 		defer cancel()
@@ -71,16 +84,16 @@ func (p *chatPage) startReply(text string, regen bool) tea.Cmd {
 			if pace != nil {
 				pace(n)
 			}
-			ru := replyUpdate{Update: u, used: conv.Tokens()}
+			s.held.Store(int64(conv.Tokens()))
 			// Deliver the token whenever there is room, also after a
 			// stop: it is part of the reply that is kept.
 			select {
-			case s.updates <- ru:
+			case s.updates <- u:
 				return nil
 			default:
 			}
 			select {
-			case s.updates <- ru:
+			case s.updates <- u:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -93,98 +106,66 @@ func (p *chatPage) startReply(text string, regen bool) tea.Cmd {
 		}
 		s.used = conv.Tokens()
 	}()
-	p.reply = s
-	return tea.Batch(s.next, p.status.Tick())
+	r.stream = s
+	return tea.Batch(s.next, r.status.Tick())
 }
 
-// next waits for the reply's next updates, taking all that are ready, or
-// for its end.
-func (s *replyStream) next() tea.Msg {
-	u, ok := <-s.updates
-	if !ok {
-		return replyDoneMsg{id: s.id, turn: s.turn, err: s.err, used: s.used}
-	}
-	batch := []replyUpdate{u}
-	for len(batch) < maxBatch {
-		select {
-		case u, ok := <-s.updates:
-			if !ok {
-				return tokensArrivedMsg{id: s.id, updates: batch}
-			}
-			batch = append(batch, u)
-		default:
-			return tokensArrivedMsg{id: s.id, updates: batch}
+// Update passes a reply's tokens to its stream and settles the reply at
+// its end; the messages of a reply no longer shown are ignored.
+func (r *replies) Update(msg tea.Msg) tea.Cmd {
+	s := r.stream
+	switch msg := msg.(type) {
+	case tokensArrivedMsg:
+		if s != nil && msg.id == s.id {
+			r.used = msg.used
+			return s.Update(msg)
+		}
+	case replyDoneMsg:
+		if s != nil && msg.id == s.id {
+			r.stream = nil
+			r.settle(s.sent, msg)
 		}
 	}
-	return tokensArrivedMsg{id: s.id, updates: batch}
+	return nil
 }
 
-// wait stops the reply and waits for its goroutine to let go of the
-// conversation.
-func (s *replyStream) wait() {
-	s.cancel()
-	for range s.updates {
-	}
-}
-
-// stopReply asks the running reply to stop (what it produced is kept),
-// or takes back the message that waits for a controller switch.
-func (p *chatPage) stopReply() {
-	if q := p.queued; q != nil {
-		p.queued = nil
-		p.unqueue(q)
-		p.notice.say("not sent: " + p.switchingName() + " is still starting")
-		return
-	}
-	if p.reply != nil && !p.reply.stopping {
-		p.reply.stopping = true
-		p.reply.cancel()
+// stop asks the running reply to stop; what it produced is kept.
+func (r *replies) stop() {
+	if s := r.stream; s != nil && !s.stopping {
+		s.stopping = true
+		s.cancel()
 	}
 }
 
-// onTokens streams updates into the transcript.
-func (p *chatPage) onTokens(msg tokensArrivedMsg) tea.Cmd {
-	if p.reply == nil || msg.id != p.reply.id {
-		return nil
+// wait stops a running reply and waits for it to let go of the
+// conversation; what it produced is kept.
+func (r *replies) wait() {
+	if r.stream != nil {
+		r.stream.wait()
+		r.stream = nil
 	}
-	us := make([]conversation.Update, len(msg.updates))
-	for i, u := range msg.updates {
-		us[i] = u.Update
-		if u.Event.Token >= 0 {
-			p.reply.tokens++
-		}
-		p.reply.tokens -= u.Event.Backtrack
-	}
-	p.transcript.applyUpdates(us)
-	p.used = msg.updates[len(msg.updates)-1].used
-	return p.reply.next
 }
 
-// onReplyDone settles the reply.
-func (p *chatPage) onReplyDone(msg replyDoneMsg) {
-	if p.reply == nil || msg.id != p.reply.id {
-		return
-	}
-	text := p.reply.text
-	p.reply = nil
+// settle shows how the reply to sent ended.
+func (r *replies) settle(sent string, msg replyDoneMsg) {
 	var long *conversation.TooLongError
 	if errors.As(msg.err, &long) {
-		p.refused(text, long)
+		r.refused(sent, long)
 		return
 	}
-	p.used = msg.used
+	r.used = msg.used
 	reply := msg.turn.Reply
 	if reply.Compaction != nil {
-		p.compacted(*reply.Compaction)
+		r.compacted(*reply.Compaction)
 	}
 	if err := reply.PrefixErr; err != nil {
-		p.logs.add(logLine{source: "driftwood", text: err.Error()})
+		r.logs.add(logLine{source: "driftwood", text: err.Error()})
 	}
 	if err := msg.turn.SaveErr; err != nil {
-		p.notice.fail(fmt.Errorf("the conversation was not saved: %w", err))
+		r.notice.fail(fmt.Errorf("the conversation was not saved: %w", err))
 	}
 	st := reply.Stats
-	p.stats = &st
+	r.stats = &st
 	note := ""
 	var full *engine.ContextFullError
 	switch {
@@ -200,41 +181,89 @@ func (p *chatPage) onReplyDone(msg replyDoneMsg) {
 		note = "ended by the controller"
 	}
 	var governed []sessions.ReplyControl
-	if all := p.conv.ReplyControls(); len(all) > 0 {
+	if all := r.conv.ReplyControls(); len(all) > 0 {
 		governed = all[len(all)-1]
 	}
-	p.transcript.endReply(reply.Text, note, governed)
+	r.transcript.endReply(reply.Text, note, governed)
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		text := msg.err.Error()
 		if full != nil {
 			text = "The context window is full (" + thousands(full.Window) + " tokens), so the reply stops here. The next message takes the oldest turns out of the model's view to make room (/compact does it now; /new starts a new conversation)."
 		}
-		p.transcript.add(entryError, text)
-		p.logs.add(logLine{source: "driftwood", text: msg.err.Error(), fault: true})
+		r.transcript.add(entryError, text)
+		r.logs.add(logLine{source: "driftwood", text: msg.err.Error(), fault: true})
 	}
 }
 
 // refused undoes a message that did not fit the context window: the
 // conversation did not take it, so the transcript drops it and the text
 // goes back into the input box for the user to shorten.
-func (p *chatPage) refused(text string, long *conversation.TooLongError) {
-	p.transcript.unsend(text != "", p.conv.Messages())
-	if text != "" && p.input.Value() == "" {
-		p.input.SetValue(text)
-	}
-	p.notice.fail(fmt.Errorf("not sent: with this message the conversation is %s tokens, more than the context window of %s (%s used); shorten it, or /new starts afresh",
+func (r *replies) refused(sent string, long *conversation.TooLongError) {
+	r.takeBack(sent, r.conv.Messages())
+	r.notice.fail(fmt.Errorf("not sent: with this message the conversation is %s tokens, more than the context window of %s (%s used); shorten it, or /new starts afresh",
 		thousands(long.Tokens), thousands(long.Window), thousands(long.Held)))
 }
 
 // compacted shows that the oldest turns left the model's view: the line
 // that marks where its view starts, and a notice with the figures.
-func (p *chatPage) compacted(comp conversation.Compaction) {
-	p.used = p.conv.Tokens()
-	p.transcript.markView(p.conv.Messages(), p.conv.OutOfView())
+func (r *replies) compacted(comp conversation.Compaction) {
+	r.used = r.conv.Tokens()
+	r.transcript.markView(r.conv.Messages(), r.conv.OutOfView())
 	how := "the rest stays in the cache"
 	if !comp.Shifted {
 		how = "the rest is read again"
 	}
-	p.notice.say(fmt.Sprintf("%s left the model's view: %s → %s tokens (%s)",
+	r.notice.say(fmt.Sprintf("%s left the model's view: %s → %s tokens (%s)",
 		plural(comp.Messages, "older message"), thousands(comp.Before), thousands(comp.After), how))
+}
+
+// Update takes the updates that arrived into the transcript, and waits
+// for the next ones.
+func (s *replyStream) Update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(tokensArrivedMsg); ok && m.id == s.id {
+		s.view.stream(m.updates)
+		return s.next
+	}
+	return nil
+}
+
+// activity is what the status bar says of the reply, with its tokens so
+// far once there are some.
+func (s *replyStream) activity() (string, int) {
+	if s.stopping {
+		return "stopping", 0
+	}
+	if n := s.view.liveTokens(); n > 0 {
+		return "generating", n
+	}
+	return "reading the prompt", 0
+}
+
+// next waits for the reply's next updates, taking all that are ready, or
+// for its end.
+func (s *replyStream) next() tea.Msg {
+	u, ok := <-s.updates
+	if !ok {
+		return replyDoneMsg{id: s.id, turn: s.turn, err: s.err, used: s.used}
+	}
+	batch := []conversation.Update{u}
+	for open := true; open && len(batch) < maxBatch; {
+		select {
+		case u, ok := <-s.updates:
+			if open = ok; ok {
+				batch = append(batch, u)
+			}
+		default:
+			open = false
+		}
+	}
+	return tokensArrivedMsg{id: s.id, updates: batch, used: int(s.held.Load())}
+}
+
+// wait stops the reply and waits for its goroutine to let go of the
+// conversation.
+func (s *replyStream) wait() {
+	s.cancel()
+	for range s.updates {
+	}
 }

@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -46,21 +45,67 @@ type sessionModelMsg struct {
 	model  sessions.ModelSource
 }
 
+// sessionFlow saves, clears and loads the chat's session off the UI
+// goroutine (the session's rules live in chatsession), and shows what
+// each did; busy names the one under way.
+type sessionFlow struct {
+	*chatState
+	chatView
+	common *Common
+	opt    Options
+	work   func(func() tea.Msg) tea.Cmd
+	busy   string
+}
+
+// Update shows the end of a save, a clear or a load.
+func (f *sessionFlow) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case sessionSavedMsg:
+		f.busy = ""
+		if msg.err != nil {
+			f.notice.fail(msg.err)
+			return nil
+		}
+		f.notice.say(fmt.Sprintf("saved session %s (%s tokens)", msg.name, thousands(msg.tokens)))
+	case chatClearedMsg:
+		f.busy = ""
+		if msg.err != nil {
+			f.notice.fail(fmt.Errorf("the conversation was not saved, so it stays: %w", msg.err))
+			return nil
+		}
+		f.used = f.conv.Tokens()
+		f.transcript.reset(f.conv.Messages(), f.conv.OutOfView(), f.conv.ReplyControls())
+		f.notice.say(join("new conversation", savedAs(msg.saved)))
+	case sessionLoadedMsg:
+		f.busy = ""
+		if msg.err != nil {
+			f.notice.fail(msg.err)
+			return nil
+		}
+		f.showOpened(msg.rep, msg.note, savedAs(msg.saved))
+	}
+	return nil
+}
+
 // save writes the chat to its session (name "": the one it has, named
 // after the time when new), off the UI goroutine.
-func (p *chatPage) save(name string) tea.Cmd {
-	chat := p.chat
+func (f *sessionFlow) save(name string) tea.Cmd {
+	if _, err := f.opt.Sessions.Path(name); name != "" && err != nil {
+		f.notice.fail(err)
+		return nil
+	}
+	chat := f.chat
 	if name == "" && !chat.Changed() {
 		if n := chat.Name(); n != "" {
-			p.notice.say("session " + n + " is up to date")
+			f.notice.say("session " + n + " is up to date")
 		} else {
-			p.notice.say("nothing to save yet")
+			f.notice.say("nothing to save yet")
 		}
 		return nil
 	}
-	p.busy = "saving"
-	conv := p.conv
-	return tea.Batch(p.work(func() tea.Msg {
+	f.busy = "saving"
+	conv := f.conv
+	return tea.Batch(f.work(func() tea.Msg {
 		var err error
 		if name == "" {
 			name, err = chat.Save()
@@ -68,39 +113,17 @@ func (p *chatPage) save(name string) tea.Cmd {
 			err = chat.SaveAs(name)
 		}
 		return sessionSavedMsg{name: name, tokens: conv.Tokens(), err: err}
-	}), p.status.Tick())
-}
-
-// afterSaved shows the end of a /save.
-func (p *chatPage) afterSaved(msg sessionSavedMsg) {
-	p.busy = ""
-	if msg.err != nil {
-		p.notice.fail(msg.err)
-		return
-	}
-	p.notice.say(fmt.Sprintf("saved session %s (%s tokens)", msg.name, thousands(msg.tokens)))
+	}), f.status.Tick())
 }
 
 // clear saves the chat and starts a new one, off the UI goroutine.
-func (p *chatPage) clear() tea.Cmd {
-	p.busy = "starting anew"
-	chat := p.chat
-	return tea.Batch(p.work(func() tea.Msg {
+func (f *sessionFlow) clear() tea.Cmd {
+	f.busy = "starting anew"
+	chat := f.chat
+	return tea.Batch(f.work(func() tea.Msg {
 		saved, err := chat.Clear()
 		return chatClearedMsg{saved: saved, err: err}
-	}), p.status.Tick())
-}
-
-// afterCleared shows the new conversation.
-func (p *chatPage) afterCleared(msg chatClearedMsg) {
-	p.busy = ""
-	if msg.err != nil {
-		p.notice.fail(fmt.Errorf("the conversation was not saved, so it stays: %w", msg.err))
-		return
-	}
-	p.used = p.conv.Tokens()
-	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView(), p.conv.ReplyControls())
-	p.notice.say(join("new conversation", savedAs(msg.saved)))
+	}), f.status.Tick())
 }
 
 // savedAs says that the chat was saved as session name ("" for nothing).
@@ -114,14 +137,14 @@ func savedAs(name string) string {
 // load resumes session name, off the UI goroutine: in place when it was
 // made with this model (or its model is not here), else on its own model
 // (sessionModelMsg). The chat is saved first.
-func (p *chatPage) load(name string) tea.Cmd {
-	if _, err := p.opt.Sessions.Path(name); err != nil {
-		p.notice.fail(err)
+func (f *sessionFlow) load(name string) tea.Cmd {
+	if _, err := f.opt.Sessions.Path(name); err != nil {
+		f.notice.fail(err)
 		return nil
 	}
-	p.busy = "loading " + name
-	chat, store, fingerprint, opt := p.chat, p.opt.Sessions, p.model.Weights.Fingerprint, p.opt
-	return tea.Batch(p.work(func() tea.Msg {
+	f.busy = "loading " + name
+	chat, store, fingerprint, opt := f.chat, f.opt.Sessions, f.model.Weights.Fingerprint, f.opt
+	return tea.Batch(f.work(func() tea.Msg {
 		target, err := chatsession.Find(store, name, false)
 		if err == nil && !target.Exists {
 			err = fmt.Errorf("no session %q in %s (/sessions lists them)", name, store.Dir)
@@ -146,26 +169,16 @@ func (p *chatPage) load(name string) tea.Cmd {
 		}
 		saved, rep, err := chat.Load(name)
 		return sessionLoadedMsg{saved: saved, rep: rep, note: note, err: err}
-	}), p.status.Tick())
-}
-
-// afterLoaded shows the end of a /load in place.
-func (p *chatPage) afterLoaded(msg sessionLoadedMsg) {
-	p.busy = ""
-	if msg.err != nil {
-		p.notice.fail(msg.err)
-		return
-	}
-	p.showOpened(msg.rep, msg.note, savedAs(msg.saved))
+	}), f.status.Tick())
 }
 
 // showOpened shows a restored (or new) session: the transcript, and what
 // became of its model state and its controller.
-func (p *chatPage) showOpened(rep chatsession.Report, note, before string) {
-	p.used = p.conv.Tokens()
-	p.transcript.reset(p.conv.Messages(), p.conv.OutOfView(), p.conv.ReplyControls())
+func (f *sessionFlow) showOpened(rep chatsession.Report, note, before string) {
+	f.used = f.conv.Tokens()
+	f.transcript.reset(f.conv.Messages(), f.conv.OutOfView(), f.conv.ReplyControls())
 	if rep.New {
-		p.notice.say(join(before, "new session "+rep.Name))
+		f.notice.say(join(before, "new session "+rep.Name))
 		return
 	}
 	text := fmt.Sprintf("session %s: restored %s tokens in %s", rep.Name, thousands(rep.Tokens), formatMillis(rep.Took))
@@ -181,14 +194,29 @@ func (p *chatPage) showOpened(rep chatsession.Report, note, before string) {
 	if rep.ControllerOn {
 		text += "\ncontroller " + rep.Controller + " is back on"
 	}
-	p.transcript.add(entryInfo, text)
-	p.notice.say(join(before, strings.SplitN(text, "\n", 2)[0]))
+	f.transcript.add(entryInfo, text)
+	f.notice.say(join(before, strings.SplitN(text, "\n", 2)[0]))
 	switch {
 	case rep.ControllerErr != nil:
-		p.notice.fail(fmt.Errorf("the session's controller %s: %w; the session keeps it and its state until another controller replaces it", rep.Controller, rep.ControllerErr))
+		f.notice.fail(fmt.Errorf("the session's controller %s: %w; the session keeps it and its state until another controller replaces it", rep.Controller, rep.ControllerErr))
 	case rep.ControllerChanged:
-		p.notice.warn(fmt.Sprintf("the session's controller %s changed since the session was saved; using the current build", rep.Controller))
+		f.notice.warn(fmt.Sprintf("the session's controller %s changed since the session was saved; using the current build", rep.Controller))
 	}
+}
+
+// openPicker lists the sessions to load (nil, with a notice, when there
+// are none or they cannot be listed).
+func (f *sessionFlow) openPicker() *picker {
+	items, err := sessionItems(f.opt.Sessions)
+	if err != nil {
+		f.notice.fail(err)
+		return nil
+	}
+	if len(items) == 0 {
+		f.notice.say("no saved sessions yet (/save NAME saves this one)")
+		return nil
+	}
+	return newPicker(f.common, pickSession, "Load a session (this conversation is saved first)", items)
 }
 
 // sessionItems lists the saved sessions for the picker.
@@ -205,25 +233,23 @@ func sessionItems(store sessions.Store) ([]pickItem, error) {
 	return items, err
 }
 
-// formatMillis writes a duration for people: 0.4 ms, 40 ms, 2.3 s.
-func formatMillis(d time.Duration) string {
-	ms := float64(d) / float64(time.Millisecond)
-	switch {
-	case ms < 10:
-		return fmt.Sprintf("%.1f ms", ms)
-	case ms < 1000:
-		return fmt.Sprintf("%.0f ms", ms)
+// sessionsText lists the saved sessions (/sessions).
+func sessionsText(store sessions.Store) string {
+	list, err := store.List()
+	if err != nil {
+		return err.Error()
 	}
-	return fmt.Sprintf("%.1f s", ms/1000)
-}
-
-// join joins the non-empty parts with " · ".
-func join(parts ...string) string {
-	var keep []string
-	for _, p := range parts {
-		if p != "" {
-			keep = append(keep, p)
+	if len(list) == 0 {
+		return "no saved sessions in " + store.Dir
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "sessions in %s (/load NAME):", store.Dir)
+	for _, s := range list {
+		if s.Err != nil {
+			fmt.Fprintf(&b, "\n  %-20s unreadable: %v", s.Name, s.Err)
+			continue
 		}
+		fmt.Fprintf(&b, "\n  %-20s %9s %7s tokens  %s  %s", s.Name, plural(s.Turns, "turn"), thousands(s.Tokens), s.Updated.Local().Format("2006-01-02 15:04"), s.Model)
 	}
-	return strings.Join(keep, " · ")
+	return b.String()
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -11,51 +12,80 @@ import (
 
 // The slash commands' handlers; commandSpecs lists them with their names,
 // arguments and help, so that a command is one row there and one
-// function here.
+// function here. A handler acts on the chat's parts (chatParts): its
+// state, and the components that own the rest of it.
 
-func runController(p *chatPage, c command) tea.Cmd {
+// How far the wrapped lines of /help, /show and /sessions are indented:
+// under the description, the value, the figures.
+const (
+	commandHang  = 26
+	showHang     = 12
+	sessionsHang = 23
+)
+
+func runController(p *chatParts, c command) tea.Cmd {
 	if c.arg(0) == "off" {
-		return p.switchController("", "")
+		return p.ctrl.switchTo("", "")
 	}
 	arg, err := controllers.ReadArg(c.arg(1))
 	if err != nil {
 		p.notice.fail(err)
 		return nil
 	}
-	return p.switchController(c.arg(0), arg)
+	return p.ctrl.switchTo(c.arg(0), arg)
 }
 
-func runControllers(p *chatPage, _ command) tea.Cmd { return p.openControllerPicker() }
+func runControllers(p *chatParts, _ command) tea.Cmd {
+	pk, cmd := p.ctrl.openPicker()
+	if pk != nil {
+		p.picker = pk
+	}
+	return cmd
+}
 
-func runSave(p *chatPage, c command) tea.Cmd {
-	name := c.arg(0)
-	if _, err := p.opt.Sessions.Path(name); name != "" && err != nil {
-		p.notice.fail(err)
+func runSave(p *chatParts, c command) tea.Cmd { return p.sessions.save(c.arg(0)) }
+
+func runLoad(p *chatParts, c command) tea.Cmd {
+	if c.arg(0) == "" {
+		if pk := p.sessions.openPicker(); pk != nil {
+			p.picker = pk
+		}
 		return nil
 	}
-	return p.save(name)
+	return p.sessions.load(c.arg(0))
 }
 
-func runLoad(p *chatPage, c command) tea.Cmd {
-	if c.arg(0) == "" {
-		return p.openSessionPicker()
+func runSessions(p *chatParts, _ command) tea.Cmd {
+	p.transcript.addHanging(entryInfo, sessionsText(p.sessions.opt.Sessions), sessionsHang)
+	return nil
+}
+
+func runNew(p *chatParts, _ command) tea.Cmd { return p.sessions.clear() }
+
+func runSystem(p *chatParts, c command) tea.Cmd {
+	text := c.arg(0)
+	switch text {
+	case "":
+		cur := p.systemPrompt()
+		if cur == "" {
+			cur = "none (/system TEXT sets one)"
+		}
+		p.transcript.add(entryInfo, "system prompt: "+cur)
+		return nil
+	case "off":
+		text = ""
 	}
-	return p.load(c.arg(0))
-}
-
-func runSessions(p *chatPage, _ command) tea.Cmd {
-	p.transcript.addHanging(entryInfo, sessionsText(p.opt.Sessions), sessionsHang)
+	p.conv.SetSystem(text)
+	p.transcript.setSystem(text)
+	if text == "" {
+		p.notice.say("system prompt removed")
+	} else {
+		p.notice.say("system prompt set")
+	}
 	return nil
 }
 
-func runNew(p *chatPage, _ command) tea.Cmd { return p.clear() }
-
-func runSystem(p *chatPage, c command) tea.Cmd {
-	p.setSystem(c.arg(0))
-	return nil
-}
-
-func runSet(p *chatPage, c command) tea.Cmd {
+func runSet(p *chatParts, c command) tea.Cmd {
 	s, n, err := applySetting(p.conv.Sampler(), p.conv.MaxTokens(), c.arg(0), c.arg(1))
 	if err == nil {
 		err = p.conv.SetSampler(s)
@@ -69,7 +99,7 @@ func runSet(p *chatPage, c command) tea.Cmd {
 	return nil
 }
 
-func runThink(p *chatPage, c command) tea.Cmd {
+func runThink(p *chatParts, c command) tea.Cmd {
 	arg := c.arg(0)
 	switch {
 	case arg != "" && arg != "on" && arg != "off":
@@ -91,24 +121,32 @@ func runThink(p *chatPage, c command) tea.Cmd {
 	return nil
 }
 
-func runShow(p *chatPage, _ command) tea.Cmd {
+func runShow(p *chatParts, _ command) tea.Cmd {
 	p.transcript.addHanging(entryInfo, p.showText(), showHang)
 	return nil
 }
 
-func runRegen(p *chatPage, _ command) tea.Cmd { return p.regenerate() }
+func runRegen(p *chatParts, _ command) tea.Cmd {
+	msgs := p.conv.Messages()
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "assistant" {
+		p.notice.fail(errors.New("there is no reply to regenerate"))
+		return nil
+	}
+	p.transcript.regenerating(p.opensThinking())
+	return p.ctrl.send(&queuedSend{regen: true})
+}
 
-func runCompact(p *chatPage, _ command) tea.Cmd {
+func runCompact(p *chatParts, _ command) tea.Cmd {
 	comp, err := p.conv.Compact()
 	if err != nil {
 		p.notice.warn(err.Error())
 		return nil
 	}
-	p.compacted(comp)
+	p.replies.compacted(comp)
 	return nil
 }
 
-func runCopy(p *chatPage, _ command) tea.Cmd {
+func runCopy(p *chatParts, _ command) tea.Cmd {
 	text, ok := p.transcript.lastReply()
 	if !ok {
 		p.notice.fail(errors.New("there is no reply to copy yet"))
@@ -119,14 +157,30 @@ func runCopy(p *chatPage, _ command) tea.Cmd {
 	return tea.SetClipboard(text)
 }
 
-func runStats(p *chatPage, _ command) tea.Cmd {
+func runStats(p *chatParts, _ command) tea.Cmd {
 	p.transcript.add(entryInfo, p.statsText())
 	return nil
 }
 
-func runHelp(p *chatPage, _ command) tea.Cmd {
+func runHelp(p *chatParts, _ command) tea.Cmd {
 	p.transcript.addHanging(entryInfo, "commands (tab completes them; ? lists the keys too):\n"+commandsText(), commandHang)
 	return nil
 }
 
-func runQuit(*chatPage, command) tea.Cmd { return tea.Quit }
+func runQuit(*chatParts, command) tea.Cmd { return tea.Quit }
+
+// commandsText lists the slash commands (for /help and the help view); a
+// long usage puts its description on the next line.
+func commandsText() string {
+	const width = commandHang - 2
+	var lines []string
+	for _, c := range commandSpecs() {
+		usage := commandUsage(c)
+		if len(usage) > width {
+			lines = append(lines, usage, strings.Repeat(" ", commandHang)+c.help)
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%-*s  %s", width, usage, c.help))
+	}
+	return strings.Join(lines, "\n")
+}

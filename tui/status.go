@@ -111,23 +111,3 @@ func (s *statusBar) contextView(used, window, compactsAt int) string {
 	}
 	return st.StatusItem.Render(text)
 }
-
-// plural writes "1 line", "2 lines".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return thousands(n) + " " + noun + "s"
-}
-
-// thousands writes n with comma separators: 4,096.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}

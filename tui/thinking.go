@@ -69,9 +69,3 @@ func (t *transcript) toggleThinking() {
 	t.invalidate(true)
 	t.refresh()
 }
-
-// opensThinking reports whether the next reply's prompt opens its think
-// block (a template that writes <think> for the model).
-func (p *chatPage) opensThinking() bool {
-	return p.model.Template.OpensThinking(p.conv.Thinking())
-}

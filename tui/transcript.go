@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/driftwoodlabs/driftwood/conversation"
 	"github.com/driftwoodlabs/driftwood/engine/chat"
@@ -228,17 +226,34 @@ func (t *transcript) liveAt() int {
 	return -1
 }
 
-// applyUpdates streams tokens into the live reply.
-func (t *transcript) applyUpdates(us []conversation.Update) {
+// stream takes the updates that arrived into the live reply. Its text
+// and its token marks are the only copy of the reply the program keeps
+// while it streams: each token adds its mark and its delta; a backtrack
+// drops the marks taken back, and the text becomes the conversation's,
+// decoded again.
+func (t *transcript) stream(us []conversation.Update) {
 	e := t.live()
 	if e == nil || len(us) == 0 {
 		return
 	}
 	for _, u := range us {
 		e.marks = markTokens(e.marks, u)
+		if u.Event.Backtrack > 0 {
+			e.text = u.Text
+		} else {
+			e.text += u.Delta
+		}
 	}
-	e.text, e.stale = us[len(us)-1].Text, true
+	e.stale = true
 	t.refresh()
+}
+
+// liveTokens counts the tokens of the live reply (0: none).
+func (t *transcript) liveTokens() int {
+	if e := t.live(); e != nil {
+		return len(e.marks)
+	}
+	return 0
 }
 
 // endReply settles the live reply on its final text, with the
@@ -370,39 +385,4 @@ func (t *transcript) render(e *entry) string {
 		out += "\n" + st.ReplyNote.Width(w).Render("  "+g)
 	}
 	return out
-}
-
-// sanitize replaces control characters other than newline and tab with
-// U+FFFD: text from the model must not reach the terminal as escape
-// sequences (which could, for one, write the clipboard).
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
-			return r
-		}
-		return unicode.ReplacementChar
-	}, s)
-}
-
-// hangWrap wraps each line of s to width, indenting the continuation of a
-// wrapped line by hang columns (0: s as it is, for the style to wrap).
-func hangWrap(s string, width, hang int) string {
-	if hang <= 0 || width <= hang+10 {
-		return s
-	}
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		if ansi.StringWidth(l) <= width {
-			continue
-		}
-		first, rest, _ := strings.Cut(ansi.Wordwrap(l, width, " "), "\n")
-		rest = ansi.Wordwrap(strings.ReplaceAll(rest, "\n", " "), width-hang, " ")
-		lines[i] = first + "\n" + indent(rest, strings.Repeat(" ", hang))
-	}
-	return strings.Join(lines, "\n")
-}
-
-// indent prefixes every line of s.
-func indent(s, prefix string) string {
-	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }

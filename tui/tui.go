@@ -12,9 +12,14 @@
 // cancels it.
 //
 // The root model, App, routes between two pages, the model page (pick,
-// type, load) and the chat page; each page drives its components
-// (transcript, input, status bar, log pane, pickers) through their
-// Update, View and SetSize.
+// type, load) and the chat page, each a Component (Update, View,
+// SetSize). The chat page lays out its components (transcript, input,
+// status bar, log pane, pickers) and hands the ends of the work that runs
+// off the UI goroutine to the flows that started it: the replies (each
+// a replyStream, which takes its tokens into the transcript), the
+// controller switches and the sessions. Its slash commands are a table
+// of handlers (commandSpecs) over the chat's parts (chatParts), not the
+// page.
 package tui
 
 import (
