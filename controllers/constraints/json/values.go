@@ -141,3 +141,14 @@ func (t *lits) add(root int32, s []byte, val int32, bit uint64) {
 	}
 	t.term[n] = val
 }
+
+// has reports whether s ends at a value below root.
+func (t *lits) has(root int32, s []byte) bool {
+	n := root
+	for _, b := range s {
+		if n = t.child(n, b); n < 0 {
+			return false
+		}
+	}
+	return t.term[n] >= 0
+}
