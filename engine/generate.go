@@ -219,11 +219,19 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 	seq.Tokens = slices.Grow(seq.Tokens, seq.Cache.Window()-len(seq.Tokens))
 	// Prefill all but the last prompt token; that one runs as the first
 	// step, so that the hook's first step sees the whole prompt and runs
-	// concurrently with a forward pass.
-	if err := g.Prefill(ctx, seq, prompt[:len(prompt)-1]); err != nil {
+	// concurrently with a forward pass. Without a hook nothing runs
+	// beside it, and the whole prompt goes in one prefill: a forward pass
+	// fewer before the first token (one pass over the weights, most of a
+	// short prompt's time).
+	last := len(prompt) - 1
+	if g.Hook == nil {
+		last = len(prompt)
+	}
+	if err := g.Prefill(ctx, seq, prompt[:last]); err != nil {
 		return r.st, err
 	}
-	r.replyStart = len(seq.Tokens) + 1
+	pending := append(g.pending[:0], prompt[last:]...)
+	r.replyStart = len(seq.Tokens) + len(pending)
 	// The most tokens the reply may keep, forced ones included: every
 	// reply token but the last is fed to the model.
 	r.limit = seq.Cache.Window() - r.replyStart + 1
@@ -233,7 +241,6 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 	if rh, ok := g.Hook.(ReplyHook); ok {
 		rh.StartReply(r.replyStart, r.limit)
 	}
-	pending := append(g.pending[:0], prompt[len(prompt)-1])
 	for {
 		if err := ctx.Err(); err != nil {
 			return r.finish(StopCancelled, err)

@@ -319,7 +319,10 @@ func (p *poisonBackend) Forward(c engine.Cache, tokens []int32, logits []float32
 func TestGenerateNonFiniteLogits(t *testing.T) {
 	s := newSetup(t, "tiny-f32")
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	start := len(s.g.Prompt.IDs) - 1 // the first decode step runs the last prompt token
+	// Without a hook the whole prompt is one prefill: the first one-token
+	// forward is the first reply token's, and the third poisoned one
+	// computes the logits after the third reply token.
+	start := len(s.g.Prompt.IDs) - 1
 	cases := []struct {
 		reason string
 		value  float32
@@ -333,7 +336,7 @@ func TestGenerateNonFiniteLogits(t *testing.T) {
 		{"one logit NaN: never picked, no error", nan, false, 1, ""},
 	}
 	for _, c := range cases {
-		gen := engine.NewGenerator(&poisonBackend{Backend: s.b, value: c.value, all: c.all, after: 3},
+		gen := engine.NewGenerator(&poisonBackend{Backend: s.b, value: c.value, all: c.all, after: 2},
 			engine.NewSampler(engine.SamplerConfig{Temperature: c.temp, TopP: 1, RepeatPenalty: 1}, s.vocab), s.vocab)
 		gen.MaxTokens = 8
 		var reply []int32
@@ -487,5 +490,44 @@ func BenchmarkTopToken(b *testing.B) {
 	}
 	for b.Loop() {
 		engine.Argmax(logits)
+	}
+}
+
+// countBackend counts the forward passes through a real backend.
+type countBackend struct {
+	engine.Backend
+	passes []int // tokens of each Forward
+}
+
+func (c *countBackend) Forward(cache engine.Cache, tokens []int32, logits []float32) error {
+	c.passes = append(c.passes, len(tokens))
+	return c.Backend.Forward(cache, tokens, logits)
+}
+
+// TestGeneratePromptPasses: without a hook the whole prompt is one
+// prefill and the first token comes from its logits; with one, the last
+// prompt token runs as the first step, beside the hook's work. The reply
+// is the same either way.
+func TestGeneratePromptPasses(t *testing.T) {
+	s := newSetup(t, "tiny-f32")
+	n := len(s.g.Prompt.IDs)
+	replies := make([][]int32, 2)
+	for i, hook := range []engine.Hook{nil, &scriptHook{}} {
+		cb := &countBackend{Backend: s.b}
+		gen := s.generator(4)
+		gen.Backend, gen.Hook = cb, hook
+		if _, err := gen.Generate(context.Background(), s.sequence(t, 64), s.g.Prompt.IDs, collect(&replies[i])); err != nil {
+			t.Fatal(err)
+		}
+		want := []int{n, 1, 1, 1}
+		if hook != nil {
+			want = []int{n - 1, 1, 1, 1, 1}
+		}
+		if !slices.Equal(cb.passes, want) {
+			t.Errorf("hook %v: forward passes of %v tokens, want %v", hook != nil, cb.passes, want)
+		}
+	}
+	if !slices.Equal(replies[0], replies[1]) || len(replies[0]) != 4 {
+		t.Errorf("replies %v without a hook and %v with one", replies[0], replies[1])
 	}
 }

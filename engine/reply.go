@@ -36,7 +36,7 @@ func (r *reply) atLimit() (Stats, error) {
 
 // step feeds pending to the model, the hook's work running beside the
 // forward pass, and returns the hook's directive (a plain one without a
-// hook).
+// hook). Nothing pending means the logits are the prefill's.
 func (r *reply) step(pending []int32) (Directive, error) {
 	g, seq := r.g, r.seq
 	prev := len(seq.Tokens)
@@ -44,7 +44,10 @@ func (r *reply) step(pending []int32) (Directive, error) {
 	if g.Hook != nil {
 		g.Hook.Begin(seq.Tokens)
 	}
-	err := g.Backend.Forward(seq.Cache, pending, g.logits)
+	var err error
+	if len(pending) > 0 {
+		err = g.Backend.Forward(seq.Cache, pending, g.logits)
+	}
 	if g.Hook != nil && err != nil {
 		g.Hook.End(g.logits)
 	}
