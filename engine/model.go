@@ -148,6 +148,9 @@ func (m *Model) Prefault() {
 	for _, f := range m.files {
 		f.Prefault()
 	}
+	if m.GGUF != nil {
+		m.GGUF.Prefault()
+	}
 }
 
 // Close unmaps the weight files; the model must not be used afterwards.

@@ -176,6 +176,15 @@ func Map(f *os.File) (*File, error) {
 	return g, nil
 }
 
+// Prefault starts mapping every page of the file in, in the background
+// (mapfile.Prefault), so that the first use of the tensors does not fault
+// them in a page at a time. It returns at once.
+func (f *File) Prefault() {
+	if f.mapping != nil {
+		mapfile.Prefault(f.mapping)
+	}
+}
+
 // Close unmaps the file; tensors' Data must not be used afterwards. Close
 // is idempotent.
 func (f *File) Close() error {

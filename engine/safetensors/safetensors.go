@@ -213,7 +213,7 @@ func (f *File) Hold() (release func() error) {
 // runs.
 func (f *File) Prefault() {
 	if m := f.mapping; m != nil && !f.closed.Load() {
-		go unix.Madvise(m, madvPopulateRead)
+		mapfile.Prefault(m)
 	}
 }
 

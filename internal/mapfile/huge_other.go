@@ -1,5 +1,0 @@
-//go:build !linux
-
-package mapfile
-
-func madviseHuge([]byte) {}
