@@ -122,8 +122,10 @@ TEXT ·gemvTBF16AVX2(SB), NOSPLIT, $0-40
 // r < rows: per row, a chunk of eight elements is widened once (WIDEN8
 // from (SI) into Y4, stepping SI by STEP bytes) and multiplied into each
 // head's sums; the four sums are reduced together (three hadds). hd is a
-// multiple of 8. Each row prefetches the one 1 KiB on (BenchmarkAttentionDeep
-// f16 60 -> 54 ms). Registers: DI out, SI k, DX q, R8 rows, R9 hd, R12
+// multiple of 8. Each row prefetches both lines of the row 2 KiB on: a
+// row of 64 f16 is two lines, and a prefetch of its first alone (1 KiB
+// on) left the second to the hardware (BenchmarkAttentionDeep f16 on
+// this set, 44 -> 40.5 ms). Registers: DI out, SI k, DX q, R8 rows, R9 hd, R12
 // stride in bytes, R13 q8 scales, AX the chunks done (over all rows: a
 // q8_0 row is whole blocks of four chunks).
 #define SCORES4(WIDEN8, STEP) \
@@ -135,7 +137,8 @@ TEXT ·gemvTBF16AVX2(SB), NOSPLIT, $0-40
 srow:                             \
 	TESTQ R8, R8 \
 	JZ    sdone \
-	PREFETCHT0 1024(SI) \
+	PREFETCHT0 2048(SI) \
+	PREFETCHT0 2112(SI) \
 	VXORPS Y0, Y0, Y0 \
 	VXORPS Y1, Y1, Y1 \
 	VXORPS Y2, Y2, Y2 \
