@@ -120,6 +120,7 @@ func (j *attnJob) attend(s *scratch, g, nv, from int, to func(v int) int, m, l [
 	v := 0
 	for ; four && v+4 <= nv; v += 4 {
 		j.c.each(g, from, to(v), func(p, blk, off, n int) {
+			j.c.prefetchNext(keys, blk, off, n)
 			keys.dot4(ks, typ, s.scores[v*stride+p:], stride, blk, off, n, q[v*hd:(v+4)*hd])
 		})
 		for w := v + 1; w < v+4; w++ {
@@ -142,6 +143,7 @@ func (j *attnJob) attend(s *scratch, g, nv, from int, to func(v int) int, m, l [
 	v = 0
 	for ; four && v+4 <= nv; v += 4 {
 		j.c.each(g, from, to(v), func(p, blk, off, n int) {
+			j.c.prefetchNext(vals, blk, off, n)
 			vals.axpy4(ks, typ, o[v*hd:(v+4)*hd], blk, off, n, s.scores[v*stride+p:], stride)
 		})
 		for w := v + 1; w < v+4; w++ {

@@ -474,3 +474,13 @@ func (pl *plane) axpy4(ks *kernelSet, typ engine.KVType, out []float32, blk, off
 	v := pl.h[blk][off : off+m*hd]
 	ks.values4[halfIndex(typ)](&out[0], &v[0], &a[0], stride, m, hd)
 }
+
+// prefetchNext asks for the first 2 KiB of the block after a span of n
+// positions from element off of block blk of a 16-bit plane, when the
+// span runs to its block's end: the next block is another allocation,
+// which the kernels' own prefetches, within the span, do not reach.
+func (c *cache) prefetchNext(pl *plane, blk, off, n int) {
+	if next := blk + c.kvHeads; next < len(pl.h) && len(pl.h[next]) > 0 && off+n*c.headDim == c.block*c.headDim {
+		prefetch(unsafe.Pointer(&pl.h[next][0]), 2048)
+	}
+}
