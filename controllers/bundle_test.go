@@ -13,7 +13,7 @@ import (
 )
 
 // TestNewHost assembles the host as the CLI and the chat do: it finds a
-// controller of its folder, and closes once.
+// controller of its folder, is idle until one is on, and closes once.
 func TestNewHost(t *testing.T) {
 	if _, err := NewHost(nil, 512, HostOptions{}); err == nil || !strings.Contains(err.Error(), "tokenizer.json") {
 		t.Errorf("no tokenizer: %v", err)
@@ -30,6 +30,9 @@ func TestNewHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !h.Idle() {
+		t.Error("idle before any controller: false")
+	}
 	mod, err := h.reg.Get("none")
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +40,9 @@ func TestNewHost(t *testing.T) {
 	h.d.Use(mod, "")
 	if run, ok := h.Running(); !ok || run.Name != "none" || run.Path != filepath.Join(dir, "none.wat") {
 		t.Errorf("running %+v, %v", run, ok)
+	}
+	if h.Idle() {
+		t.Error("idle with a controller on: true")
 	}
 	h.Close()
 	h.Close()

@@ -122,6 +122,12 @@ func (h *Host) ReplyControls() []controlrecord.ReplyControl { return h.d.ReplyCo
 // argument; mod is nil when none.
 func (h *Host) Current() (mod *Module, arg string) { return h.d.Current() }
 
+// Idle implements engine.IdleHook: no controller is on, nor about to be.
+func (h *Host) Idle() bool {
+	mod, _ := h.d.Current()
+	return mod == nil
+}
+
 // Off switches the controller off from the next step on.
 func (h *Host) Off() { h.d.Off() }
 

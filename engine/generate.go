@@ -39,6 +39,16 @@ type ReplyHook interface {
 	StartReply(start, limit int)
 }
 
+// IdleHook is a Hook that can say it has no work of its own to run beside
+// the model (a controller host with no controller on): the loop then
+// prefills the whole prompt, as it does without a hook, and the hook's
+// first step sees the prompt's last logits without a forward pass beside
+// it.
+type IdleHook interface {
+	Hook
+	Idle() bool
+}
+
 // Directive is a hook's answer for one step. The loop applies it in field
 // order: take back, force, stop, then sample the next token (among
 // Allowed or Mask, at Temperature), all within the step: after a take-back
@@ -219,12 +229,12 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 	seq.Tokens = slices.Grow(seq.Tokens, seq.Cache.Window()-len(seq.Tokens))
 	// Prefill all but the last prompt token; that one runs as the first
 	// step, so that the hook's first step sees the whole prompt and runs
-	// concurrently with a forward pass. Without a hook nothing runs
-	// beside it, and the whole prompt goes in one prefill: a forward pass
-	// fewer before the first token (one pass over the weights, most of a
-	// short prompt's time).
+	// concurrently with a forward pass. Without a hook, or with an idle
+	// one, nothing runs beside it, and the whole prompt goes in one
+	// prefill: a forward pass fewer before the first token (one pass over
+	// the weights, most of a short prompt's time).
 	last := len(prompt) - 1
-	if g.Hook == nil {
+	if ih, ok := g.Hook.(IdleHook); g.Hook == nil || ok && ih.Idle() {
 		last = len(prompt)
 	}
 	if err := g.Prefill(ctx, seq, prompt[:last]); err != nil {

@@ -504,15 +504,26 @@ func (c *countBackend) Forward(cache engine.Cache, tokens []int32, logits []floa
 	return c.Backend.Forward(cache, tokens, logits)
 }
 
-// TestGeneratePromptPasses: without a hook the whole prompt is one
-// prefill and the first token comes from its logits; with one, the last
-// prompt token runs as the first step, beside the hook's work. The reply
-// is the same either way.
+// idleHook is a scriptHook that says whether it is idle.
+type idleHook struct {
+	scriptHook
+	idle bool
+}
+
+func (h *idleHook) Idle() bool { return h.idle }
+
+// TestGeneratePromptPasses: without a hook, or with an idle one, the
+// whole prompt is one prefill and the first token comes from its logits;
+// with a busy hook, the last prompt token runs as the first step, beside
+// the hook's work. The reply is the same either way, and a hook's first
+// step sees the whole prompt.
 func TestGeneratePromptPasses(t *testing.T) {
 	s := newSetup(t, "tiny-f32")
 	n := len(s.g.Prompt.IDs)
-	replies := make([][]int32, 2)
-	for i, hook := range []engine.Hook{nil, &scriptHook{}} {
+	idle, busy := &idleHook{idle: true}, &idleHook{}
+	hooks := []engine.Hook{nil, idle, busy, &scriptHook{}}
+	replies := make([][]int32, len(hooks))
+	for i, hook := range hooks {
 		cb := &countBackend{Backend: s.b}
 		gen := s.generator(4)
 		gen.Backend, gen.Hook = cb, hook
@@ -520,14 +531,19 @@ func TestGeneratePromptPasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []int{n, 1, 1, 1}
-		if hook != nil {
+		if i >= 2 {
 			want = []int{n - 1, 1, 1, 1, 1}
 		}
 		if !slices.Equal(cb.passes, want) {
-			t.Errorf("hook %v: forward passes of %v tokens, want %v", hook != nil, cb.passes, want)
+			t.Errorf("hook %d: forward passes of %v tokens, want %v", i, cb.passes, want)
+		}
+		if !slices.Equal(replies[i], replies[0]) || len(replies[i]) != 4 {
+			t.Errorf("hook %d: reply %v, without a hook %v", i, replies[i], replies[0])
 		}
 	}
-	if !slices.Equal(replies[0], replies[1]) || len(replies[0]) != 4 {
-		t.Errorf("replies %v without a hook and %v with one", replies[0], replies[1])
+	for _, h := range []*idleHook{idle, busy} {
+		if len(h.seen) == 0 || !slices.Equal(h.seen[0], s.g.Prompt.IDs) {
+			t.Errorf("idle %v: the hook's first step saw %v, want the prompt", h.idle, h.seen)
+		}
 	}
 }
