@@ -96,8 +96,13 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	// Loading keeps nearly all it allocates (a GGUF vocabulary's strings,
 	// the tokenizer's tables), so at the default GOGC the collector ran
 	// cycle after cycle over a heap that only grew: a fifth of a 1B GGUF
-	// model's load. The default comes back when the load is done.
-	defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
+	// model's load. The setting comes back when the load is done; a
+	// GOGC already higher (or off) is left as it is.
+	prev := debug.SetGCPercent(loadGCPercent)
+	if prev < 0 || prev > loadGCPercent {
+		debug.SetGCPercent(prev)
+	}
+	defer debug.SetGCPercent(prev)
 	m, err := engine.LoadModel(dir)
 	if err != nil {
 		return nil, err
@@ -122,7 +127,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	return l, nil
 }
 
-// loadGCPercent is the GOGC while a model loads.
+// loadGCPercent is the least GOGC while a model loads.
 const loadGCPercent = 400
 
 // sourceOf is what opens the model the user named name (found at path, a

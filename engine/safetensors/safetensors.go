@@ -118,17 +118,12 @@ func openWith(path string, private bool) (*File, error) {
 	return mapWith(f, private)
 }
 
-// Map maps the open file f and parses its header, as Open does; f may be
-// closed afterwards. The file mapped is the one f names, whatever
-// happened to its path since it was opened: a caller that checked f
-// (its owner, its mode) maps what it checked.
-func Map(f *os.File) (*File, error) {
-	return mapWith(f, false)
-}
-
-// MapPrivate is Map with the file mapped copy-on-write
-// (mapfile.MapPrivate): its tensors' Data may be written, in memory only,
-// by whoever holds them (Hold).
+// MapPrivate maps the open file f copy-on-write (mapfile.MapPrivate) and
+// parses its header, as OpenPrivate does; f may be closed afterwards. The
+// file mapped is the one f names, whatever happened to its path since it
+// was opened: a caller that checked f (its owner, its mode) maps what it
+// checked. Its tensors' Data may be written, in memory only, by whoever
+// holds them (Hold).
 func MapPrivate(f *os.File) (*File, error) {
 	return mapWith(f, true)
 }
@@ -193,7 +188,7 @@ func (f *File) drop() error {
 
 // Hold keeps the mapping, and so the tensors' Data, writable, after
 // Close, until the release it returns is called (once). A file mapped
-// read-only (Open, Map), or closed, gives nil.
+// read-only (Open), or closed, gives nil.
 func (f *File) Hold() (release func() error) {
 	if !f.private || f.closed.Load() {
 		return nil
