@@ -25,7 +25,10 @@
 # laptop's other work), the rows marked "+busy". Then the machine's
 # streaming read bandwidth (bench/readbw.c, 1 GiB, each thread count) and
 # the share of it each engine's decode reaches (weights bytes per token ×
-# tokens/s). Last, the time to first token after start of `driftwood run
+# tokens/s), and the cores' int8 multiply-add peak (bench/int8peak.c:
+# VNNI, and AMX tiles where the CPU has them) with the share of it each
+# engine's prefill reaches (the matmuls' multiply-adds per token, from the
+# model's config.json, × tokens/s; attention's are left out). Last, the time to first token after start of `driftwood run
 # --chat` for a short chat prompt, median of RUNS. Not part of the tests.
 #
 #   bench/vs-llamacpp.sh                        # the full matrix, 5 runs
@@ -153,6 +156,7 @@ gcc -O2 -std=gnu11 -Wall -Wextra -o "$WORK/llamacpp_quantize" bench/llamacpp_qua
 	-Wl,-rpath,"$bins"
 
 gcc -O2 -march=native -std=gnu11 -Wall -Wextra -pthread -o "$WORK/readbw" bench/readbw.c
+gcc -O2 -march=native -std=gnu11 -Wall -Wextra -pthread -o "$WORK/int8peak" bench/int8peak.c
 
 # The models, each in two formats with the same weights.
 go build -o "$WORK/driftwood" ./cmd/driftwood
@@ -250,12 +254,20 @@ for run in $(seq "$RUNS"); do
 	done
 done
 
-# The read bandwidth, for each thread count.
+# The read bandwidth and the int8 peak, for each thread count.
 bw="$WORK/readbw.jsonl"
+peak="$WORK/int8peak.jsonl"
 : >"$bw"
+: >"$peak"
 for n in "${threads_list[@]}"; do
 	"$WORK/readbw" 1024 "$n" 5 >>"$bw"
+	"$WORK/int8peak" "$n" >>"$peak"
 done
+# The matmuls' multiply-adds for one prompt token (the logits are the
+# last token's only, so the output projection is left out).
+macs=$(jq '(.head_dim // (.hidden_size / .num_attention_heads)) as $hd |
+	.num_hidden_layers * .hidden_size * (2 * .num_attention_heads * $hd + 2 * .num_key_value_heads * $hd + 3 * .intermediate_size)' \
+	"$WORK/1b-$(mlx_type "${types[0]}")/config.json")
 
 # Time to first token after start: load, tokenise, prefill a short chat
 # prompt, sample one token. On q4 if it is measured, with the most threads.
@@ -335,6 +347,19 @@ jq -rs --slurpfile bw "$bw" '
 		"  \(.[0].type), \(.[0].threads) thread(s): Driftwood \($d * 100 | round / 100) GB/s" +
 		(if $p > 0 then " (\($d / $p * 100 | round) %)" else "" end) +
 		", llama.cpp \($l * 100 | round / 100) GB/s" + (if $p > 0 then " (\($l / $p * 100 | round) %)" else "" end))
+' "$results"
+jq -rs --slurpfile peak "$peak" --argjson macs "$macs" '
+	def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
+	($peak | map({key: "\(.threads)", value: .}) | from_entries) as $pk |
+	"Int8 peak (bench/int8peak.c, \($peak[0].isa)\(if $peak[0].amx_gmac_per_s then " and AMX" else "" end)): " +
+		($peak | map("\(.threads) thread(s) \(.gmac_per_s)\(if .amx_gmac_per_s then " (AMX \(.amx_gmac_per_s))" else "" end) GMAC/s") | join(", ")),
+	"Prefill as multiply-adds (\($macs / 1e6 | round) M a token × tok/s) and its share of that peak\(if $peak[0].amx_gmac_per_s then " (vectors; AMX tiles)" else "" end):",
+	(map(select(.load == 0)) | group_by([.type, .prompt, .threads]) | .[] |
+		($pk["\(.[0].threads)"]) as $p |
+		def share: if $p then " (\(. / $p.gmac_per_s * 100 | round) %\(if $p.amx_gmac_per_s then "; \(. / $p.amx_gmac_per_s * 1000 | round / 10) %" else "" end))" else "" end;
+		(map(select(.engine == "driftwood") | .prefill) | median * $macs / 1e9) as $d |
+		(map(select(.engine == "llama.cpp") | .prefill) | median * $macs / 1e9) as $l |
+		"  \(.[0].type), prompt \(.[0].prompt), \(.[0].threads) thread(s): Driftwood \($d | round) GMAC/s\($d | share), llama.cpp \($l | round) GMAC/s\($l | share)")
 ' "$results"
 jq -rs '
 	map(select(.engine == "driftwood")) | group_by(.type) |
