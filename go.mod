@@ -22,6 +22,7 @@ require (
 	github.com/dlclark/regexp2 v1.11.0
 	github.com/ebitengine/purego v0.11.3
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/nikolalohinski/gonja/v2 v2.9.1
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

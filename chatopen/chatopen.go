@@ -32,7 +32,7 @@ import (
 
 // Options says how to open a model.
 type Options struct {
-	// Threads for the CPU backend; 0 means one per core.
+	// Threads for the CPU backend; 0 means one per physical core.
 	Threads int
 	// Progress receives download progress when the model must be pulled
 	// first; nil means none.

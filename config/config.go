@@ -34,7 +34,7 @@ const DefaultModel = "mlx-community/Llama-3.2-1B-Instruct-4bit"
 type Config struct {
 	// Model is a model folder or Hugging Face repo id.
 	Model string `toml:"model"`
-	// Threads for the CPU backend; 0 means one per core.
+	// Threads for the CPU backend; 0 means one per physical core.
 	Threads int `toml:"threads"`
 	// Backend is a name of the backends registry (cpu, mlx) or auto (MLX
 	// when libmlxc loads and has a GPU).

@@ -23,7 +23,11 @@ type benchResult struct {
 	Model   string `json:"model"`
 	Backend string `json:"backend"`
 	Kernels string `json:"kernels,omitempty"`
-	Threads int    `json:"threads"`
+	// Threads is the CPU backend's workers (what --threads 0 chose), else
+	// --threads.
+	Threads int `json:"threads"`
+	// Tuning is what the CPU backend derived from this CPU.
+	Tuning *tuningResult `json:"tuning,omitempty"`
 	// KVType is the KV cache's element type, KVBytesPerToken what one
 	// position of it takes.
 	KVType          string  `json:"kv_type,omitempty"`
@@ -157,9 +161,15 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		fmt.Fprintf(errOut, "run %d/%d: prefill %.1f tok/s, decode %.1f tok/s\n", r+1, *runs, prefill[r], decode[r])
 	}
 	res := benchResult{
-		Model: g.model, Backend: l.Backend.Name(), Kernels: kernelsOf(l.Backend), Threads: g.threads, LoadSeconds: l.LoadTime.Seconds(),
+		Model: g.model, Backend: l.Backend.Name(), Threads: g.threads, LoadSeconds: l.LoadTime.Seconds(),
 		PromptTokens: *promptN, GenTokens: *genN, Runs: *runs,
 		PrefillTPS: median(prefill), DecodeTPS: median(decode), PeakRSSMiB: peakRSSMiB(),
+	}
+	if cb, ok := l.Backend.(*cpu.Backend); ok {
+		t := cpu.DetectTuning()
+		res.Kernels, res.Threads = cb.Kernels(), cb.Threads()
+		res.Tuning = &tuningResult{CPU: t.CPU, Cores: t.Cores, Logical: t.Logical, L1D: t.L1D, L2: t.L2, L3: t.L3,
+			DefaultThreads: t.Threads, GemmBlock: t.GemmBlock}
 	}
 	res.KVType, res.KVBytesPerToken = kvTypeOf(l)
 	if hook != nil {
@@ -207,12 +217,16 @@ func peakRSSMiB() float64 {
 	return 0
 }
 
-// kernelsOf names the CPU backend's kernel set, or "" for another backend.
-func kernelsOf(b engine.Backend) string {
-	if cb, ok := b.(*cpu.Backend); ok {
-		return cb.Kernels()
-	}
-	return ""
+// tuningResult is cpu.Tuning in bench's JSON.
+type tuningResult struct {
+	CPU            string `json:"cpu"`
+	Cores          int    `json:"cores"`
+	Logical        int    `json:"logical_cpus"`
+	L1D            int    `json:"l1d_bytes"`
+	L2             int    `json:"l2_bytes"`
+	L3             int    `json:"l3_bytes"`
+	DefaultThreads int    `json:"default_threads"`
+	GemmBlock      int    `json:"gemm_block_bytes"`
 }
 
 // kvTypeOf is the loaded backend's KV cache type and the bytes one

@@ -42,6 +42,7 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	fmt.Fprintf(out, "cpu kernels: %s\n", cpuKernelsLine())
+	fmt.Fprintf(out, "cpu tuning: %s\n", cpu.DetectTuning())
 	fmt.Fprintf(out, "looked for libmlxc in: %s\n", strings.Join(mlxbridge.Candidates(*mlxLib), ", "))
 	lib, err := mlxbridge.Load(*mlxLib)
 	if err != nil {

@@ -45,7 +45,7 @@ func newGenFlags(name string, errOut io.Writer) *genFlags {
 	}
 	g.fs.StringVar(&g.configPath, "config", config.Path(), "configuration file")
 	g.fs.StringVar(&g.model, "model", d.Model, "model folder or Hugging Face repo id (downloaded first when not cached)")
-	g.fs.IntVar(&g.threads, "threads", d.Threads, "CPU threads (0: one per core)")
+	g.fs.IntVar(&g.threads, "threads", d.Threads, "CPU threads (0: one per physical core)")
 	g.fs.StringVar(&g.backend, "backend", d.Backend, "cpu, mlx or auto (MLX when libmlxc loads and has a GPU)")
 	g.fs.StringVar(&g.mlxLib, "mlx-lib", d.MLXLibrary, "libmlxc path (default: $DRIFTWOOD_MLXC, then the usual places)")
 	g.fs.IntVar(&g.context, "context", d.Context, "context window in tokens")

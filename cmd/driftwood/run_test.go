@@ -99,7 +99,7 @@ func TestRunErrors(t *testing.T) {
 		{"ids outside the vocabulary are refused", []string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt-ids", "1,99999"}, `"99999" is not a token id`},
 		{"sampling values are range-checked", []string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "x", "--top-p", "2"}, "top_p 2"},
 		{"a negative context is refused, not taken as the model's", []string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "x", "--context", "-5"}, "--context -5: must be 0"},
-		{"threads are bounded by the CPU count", []string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "x", "--threads", "100000"}, "--threads 100000: must be 0 (one per core) to"},
+		{"threads are bounded by the CPU count", []string{"run", "--model", golden.ModelDir("tiny-f32"), "--prompt", "x", "--threads", "100000"}, "--threads 100000: must be 0 (one per physical core) to"},
 		{"unknown commands are named", []string{"frobnicate"}, `unknown command "frobnicate"`},
 	}
 	for _, c := range cases {

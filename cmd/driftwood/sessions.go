@@ -22,7 +22,7 @@ func cmdSessions(ctx context.Context, args []string, out, errOut io.Writer) erro
 	var imp importFlags
 	fs.StringVar(&imp.model, "model", "", "import: the model the prompt cache was made with, a folder or repo id (default: the one the cache names)")
 	fs.StringVar(&imp.name, "name", "", "import: the new session's name (default: the file's name without its extension)")
-	fs.IntVar(&imp.threads, "threads", 0, "import: CPU threads that read the tokens back (0: one per core)")
+	fs.IntVar(&imp.threads, "threads", 0, "import: CPU threads that read the tokens back (0: one per physical core)")
 	fs.StringVar(&imp.config, "config", config.Path(), "import: configuration file (the session's sampling)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood sessions [list | show NAME | rm NAME | mv OLD NEW | import FILE] [flags]")

@@ -26,8 +26,8 @@ import (
 
 // Options configures the CPU backend.
 type Options struct {
-	// Threads is the number of goroutines for matrix work; 0 means
-	// GOMAXPROCS.
+	// Threads is the number of goroutines for matrix work; 0 means one
+	// per physical core this process may use (Tuning.Threads).
 	Threads int
 	// MaxBatch bounds how many tokens go through the model together
 	// (matrix-matrix); 0 means 64.
@@ -46,10 +46,10 @@ type Options struct {
 const MaxThreadsPerCPU = 4
 
 // CheckThreads says whether n is a usable Options.Threads on this
-// machine: 0 (one per core) up to MaxThreadsPerCPU per CPU.
+// machine: 0 (one per physical core) up to MaxThreadsPerCPU per CPU.
 func CheckThreads(n int) error {
 	if limit := MaxThreadsPerCPU * runtime.NumCPU(); n < 0 || n > limit {
-		return fmt.Errorf("must be 0 (one per core) to %d (%d per CPU on this machine)", limit, MaxThreadsPerCPU)
+		return fmt.Errorf("must be 0 (one per physical core) to %d (%d per CPU on this machine)", limit, MaxThreadsPerCPU)
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
 	}
 	threads := opt.Threads
 	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+		threads = DetectTuning().Threads
 	}
 	if opt.MaxBatch <= 0 {
 		opt.MaxBatch = 64
@@ -187,6 +187,9 @@ func (b *Backend) Name() string { return "cpu" }
 
 // Kernels names the backend's kernel set (Options.Kernels).
 func (b *Backend) Kernels() string { return b.ks.name }
+
+// Threads is how many goroutines do the backend's matrix work.
+func (b *Backend) Threads() int { return b.pool.workers }
 
 // Int8 reports whether the backend multiplies quantised weights with
 // int8 activations (the float reference does not).

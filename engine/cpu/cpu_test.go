@@ -260,7 +260,7 @@ func TestThreadsAreBounded(t *testing.T) {
 		if err == nil {
 			b.Close()
 		}
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("threads %d: must be 0 (one per core) to %d", n, limit)) {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("threads %d: must be 0 (one per physical core) to %d", n, limit)) {
 			t.Errorf("Threads %d: err = %v, want a refusal naming the limit (100000 goroutines made every step slow)", n, err)
 		}
 	}

@@ -135,13 +135,10 @@ func newScratch(cols, batch int) *scratch {
 	}
 }
 
-// gemmBytes is how much of the batch gemm keeps hot: columns are taken in
-// chunks whose share of the transposed input fits in L2 next to the
-// weights, so each chunk is read from L2 by every block of rows.
-const gemmBytes = 256 << 10
-
 // gemm sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
-// input. The columns go in chunks (gemmBytes); per chunk, four rows at a
+// input. The columns go in chunks whose share of the transposed input
+// fits in L2 next to the weights (Tuning.GemmBlock), so that each chunk
+// is read from L2 by every block of rows; per chunk, four rows at a
 // time are dequantised once and multiplied with the whole batch into a
 // tile of sixteen rows per input, which is then added to out a cache line
 // per input; ks multiplies.
@@ -151,7 +148,7 @@ func gemm(ks *kernelSet, m matrix, out []float32, in *input, lo, hi int, s *scra
 		return
 	}
 	rows, cols := m.dims()
-	kc := max(128, gemmBytes/4/in.np/128*128)
+	kc := max(128, DetectTuning().GemmBlock/4/in.np/128*128)
 	for k0 := 0; k0 < cols; k0 += kc {
 		k1 := min(k0+kc, cols)
 		xT := in.xT[k0*in.np : k1*in.np]
