@@ -46,8 +46,9 @@ type Options struct {
 	// NewBackend prepares the loaded model for the chosen backend; nil
 	// means the CPU backend with Threads.
 	NewBackend func(*engine.Model) (engine.Backend, error)
-	// TokenizerCache is the folder of decoded tokenizers
-	// (tokenizer.LoadCached; DefaultTokenizerCache); "" means none.
+	// TokenizerCache is the folder of decoded tokenizers, from
+	// tokenizer.json files and GGUF metadata (tokenizer.LoadCached,
+	// FromGGUFCached; DefaultTokenizerCache); "" means none.
 	TokenizerCache string
 	// Note, when set, receives a line for the user about what the load
 	// passed over (a cache entry that failed its checks and was
@@ -157,9 +158,12 @@ func sourceOf(name, path string) sessions.ModelSource {
 
 func (l *Loaded) loadText(dir, tokenizerCache string, note func(string)) error {
 	if f := l.Weights.GGUF; f != nil {
-		tok, tmpl, err := ggufText(f)
+		tok, tmpl, passed, err := ggufText(f, tokenizerCache)
 		if err != nil {
 			return err
+		}
+		if passed != "" && note != nil {
+			note(passed)
 		}
 		if err := l.Weights.CheckVocabulary(f.Path, tok.VocabSize()); err != nil {
 			return err

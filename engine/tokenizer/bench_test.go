@@ -137,3 +137,23 @@ func BenchmarkFromGGUF(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFromGGUFCached is BenchmarkFromGGUF from a cache entry.
+func BenchmarkFromGGUFCached(b *testing.B) {
+	v := ggufVocab(b, "llama3")
+	dir := b.TempDir()
+	if _, _, err := FromGGUFCached(v, "llama3.gguf", dir); err != nil {
+		b.Fatal(err)
+	}
+	for range 500 { // the entry is written in the background
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for b.Loop() {
+		if _, _, err := FromGGUFCached(v, "llama3.gguf", dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

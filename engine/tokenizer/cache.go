@@ -68,6 +68,19 @@ func LoadCached(path, dir string) (t *Tokenizer, note string, err error) {
 		return nil, "", err
 	}
 	sum := sha256.Sum256(data)
+	t, note, err = buildCached(dir, sum, func() (*fileJSON, error) { return decodeFile(data) })
+	if err != nil {
+		return nil, note, fmt.Errorf("tokenizer %s: %w", path, err)
+	}
+	t.fingerprint = hex.EncodeToString(sum[:])
+	return t, note, nil
+}
+
+// buildCached builds the tokenizer from the cache entry in dir for the
+// source whose SHA-256 is sum, or, when there is none (or it fails its
+// checks, and is deleted), from what decode gives, and writes the entry
+// for the next time. note is as LoadCached's.
+func buildCached(dir string, sum [32]byte, decode func() (*fileJSON, error)) (t *Tokenizer, note string, err error) {
 	entry := filepath.Join(dir, hex.EncodeToString(sum[:16])+".bin")
 	var f *fileJSON
 	usable := true
@@ -91,11 +104,11 @@ func LoadCached(path, dir string) (t *Tokenizer, note string, err error) {
 	}
 	missed := f == nil
 	if missed {
-		if f, err = decodeFile(data); err != nil {
-			return nil, note, fmt.Errorf("tokenizer %s: %w", path, err)
+		if f, err = decode(); err != nil {
+			return nil, note, err
 		}
 		if t, err = build(f); err != nil {
-			return nil, note, fmt.Errorf("tokenizer %s: %w", path, err)
+			return nil, note, err
 		}
 	}
 	if missed && usable {
@@ -103,7 +116,6 @@ func LoadCached(path, dir string) (t *Tokenizer, note string, err error) {
 		// for the next ones.
 		go writeCache(dir, entry, f, sum)
 	}
-	t.fingerprint = hex.EncodeToString(sum[:])
 	return t, note, nil
 }
 

@@ -197,3 +197,59 @@ func TestCacheEntryThatDoesNotBuild(t *testing.T) {
 		t.Error("the tokenizer after a bad entry is not the file's")
 	}
 }
+
+// TestGGUFCache: a GGUF vocabulary's tokenizer from the cache is the one
+// FromGGUF builds (TestGGUFLlamaCpp holds that one to llama.cpp): the
+// same fingerprint and the same ids on llama.cpp's texts, special tokens
+// parsed and not, and added; a damaged entry is passed over with a note.
+// (A SentencePiece vocabulary, Mistral's, is not cached: FromGGUFCached.)
+func TestGGUFCache(t *testing.T) {
+	for _, name := range []string{"llama3", "qwen3"} {
+		t.Run(name, func(t *testing.T) {
+			v := ggufVocab(t, name)
+			dir := t.TempDir()
+			if _, _, err := FromGGUFCached(v, name+".gguf", dir); err != nil {
+				t.Fatal(err)
+			}
+			var entry string
+			for range 500 {
+				if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
+					entry = m[0]
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if entry == "" {
+				t.Fatal("no cache entry was written")
+			}
+			plain := ggufTokenizer(t, name)
+			check := func(what string) {
+				tok, note, err := FromGGUFCached(v, name+".gguf", dir)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if what == "from the entry" && note != "" {
+					t.Errorf("%s: note %q", what, note)
+				}
+				if tok.Fingerprint() != plain.Fingerprint() {
+					t.Errorf("%s: fingerprint %s, FromGGUF's %s", what, tok.Fingerprint(), plain.Fingerprint())
+				}
+				for i, r := range readLlamaCpp(t, name) {
+					if !slices.Equal(tok.Encode(r.Text), plain.Encode(r.Text)) ||
+						!slices.Equal(tok.EncodeWithSpecial(r.Text), plain.EncodeWithSpecial(r.Text)) ||
+						!slices.Equal(tok.AddSpecialTokens(tok.Encode(r.Text)), plain.AddSpecialTokens(plain.Encode(r.Text))) {
+						t.Fatalf("%s: row %d %q: ids differ from FromGGUF's", what, i, r.Text)
+					}
+				}
+			}
+			check("from the entry")
+			good, _ := os.ReadFile(entry)
+			os.WriteFile(entry, flipped(good, len(good)/2), 0o600)
+			tok, note, err := FromGGUFCached(v, name+".gguf", dir)
+			if err != nil || !strings.Contains(note, "deleted, decoded again") || tok.Fingerprint() != plain.Fingerprint() {
+				t.Errorf("past a damaged entry: note %q, error %v", note, err)
+			}
+			check("written again")
+		})
+	}
+}
