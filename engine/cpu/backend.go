@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"time"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 )
@@ -239,7 +240,15 @@ func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) err
 		case n == len(tokens):
 			out = logits
 		}
-		b.forward(c, tokens[:n], out)
+		if n == 1 && len(tokens) == 1 {
+			// A decode step: the pool compares worker counts by their
+			// steps' times (pool.stepTook).
+			start := time.Now()
+			b.forward(c, tokens, out)
+			b.pool.stepTook(time.Since(start))
+		} else {
+			b.forward(c, tokens[:n], out)
+		}
 		tokens = tokens[n:]
 	}
 	return nil

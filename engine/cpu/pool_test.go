@@ -57,3 +57,56 @@ func TestPool(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestPoolTrials drives the comparison of worker counts with made-up
+// decode step times: a count a tenth faster is kept, one that is not is
+// left, and the jobs stay whole on whatever count runs.
+func TestPoolTrials(t *testing.T) {
+	p := newPool(2)
+	defer p.close()
+	job := func() {
+		j := &countJob{t: t, workers: 2, hits: make([]atomic.Int32, 1000)}
+		p.parallel(j, 1000, 1)
+		for k := range j.hits {
+			if h := j.hits[k].Load(); h != 1 {
+				t.Fatalf("%d workers: item %d ran %d times", p.active, k, h)
+			}
+		}
+	}
+	// steps runs n decode steps, each taking one time or the other by the
+	// worker count it runs on.
+	steps := func(n int, two, one time.Duration) {
+		for range n {
+			job()
+			d := two
+			if p.active == 1 {
+				d = one
+			}
+			p.stepTook(d)
+		}
+	}
+	steps(probeSteps+trialSteps, 30*time.Millisecond, 55*time.Millisecond)
+	if p.active != 2 {
+		t.Fatalf("without load: %d workers after a trial of one, want 2", p.active)
+	}
+	// A busy core: one worker is faster.
+	steps(probeSteps+trialSteps, 30*time.Millisecond, 20*time.Millisecond)
+	if p.active != 1 {
+		t.Fatalf("under load: %d workers after a trial of one, want 1", p.active)
+	}
+	// Still busy: the trial of two loses.
+	steps(probeSteps+trialSteps, 30*time.Millisecond, 20*time.Millisecond)
+	if p.active != 1 {
+		t.Fatalf("still under load: %d workers after a trial of two, want 1", p.active)
+	}
+	// The load has gone: two win again.
+	steps(probeSteps+trialSteps, 30*time.Millisecond, 55*time.Millisecond)
+	if p.active != 2 {
+		t.Fatalf("load gone: %d workers after a trial of two, want 2", p.active)
+	}
+	// Within 5 %: no change.
+	steps(probeSteps+trialSteps, 30*time.Millisecond, 29*time.Millisecond)
+	if p.active != 2 {
+		t.Fatalf("a trial 3 %% faster: %d workers, want 2", p.active)
+	}
+}
