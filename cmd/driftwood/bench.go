@@ -76,8 +76,8 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		if *asJSON {
 			return json.NewEncoder(out).Encode(benchResult{Model: g.model, Threads: g.threads, Runs: *runs, TTFT: &r})
 		}
-		_, err = fmt.Fprintf(out, "%s: time to first token of a new chat (%q, %d prompt tokens), median of %d\nwithout the prefix cache  %.3f s\nfrom the prefix cache     %.3f s  (%d tokens restored)\n",
-			g.model, r.Prompt, r.PromptTokens, r.Runs, r.ColdSeconds, r.WarmSeconds, r.PrefixTokens)
+		_, err = fmt.Fprintf(out, "%s: time to first token of a new chat (%q, %d prompt tokens), median of %d\nwithout the prefix cache  %.3f s\nfrom the prefix cache     %.3f s  (%d tokens restored; %.3f s after the model was open)\n",
+			g.model, r.Prompt, r.PromptTokens, r.Runs, r.ColdSeconds, r.WarmSeconds, r.PrefixTokens, r.WarmChatSeconds)
 		return err
 	}
 	l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))

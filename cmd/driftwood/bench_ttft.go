@@ -16,14 +16,16 @@ import (
 
 // ttftResult is the time to first token of a new chat, from opening the
 // model to the reply's first token, without the prefix cache (cold) and
-// starting from it (warm); medians.
+// starting from it (warm); medians. WarmChatSeconds is the warm chats'
+// time after the model was open: the chat's own first token.
 type ttftResult struct {
-	Prompt       string  `json:"prompt"`
-	PromptTokens int     `json:"prompt_tokens"`
-	PrefixTokens int     `json:"prefix_tokens"`
-	ColdSeconds  float64 `json:"cold_s"`
-	WarmSeconds  float64 `json:"warm_s"`
-	Runs         int     `json:"runs"`
+	Prompt          string  `json:"prompt"`
+	PromptTokens    int     `json:"prompt_tokens"`
+	PrefixTokens    int     `json:"prefix_tokens"`
+	ColdSeconds     float64 `json:"cold_s"`
+	WarmSeconds     float64 `json:"warm_s"`
+	WarmChatSeconds float64 `json:"warm_chat_s"`
+	Runs            int     `json:"runs"`
 }
 
 // errFirstToken ends a measured reply at its first token.
@@ -42,7 +44,9 @@ func benchTTFT(ctx context.Context, g *genFlags, prompt string, runs int, errOut
 	defer os.RemoveAll(dir)
 	warmCache := &sessions.Prefixes{Dir: dir, Limit: 1 << 30}
 	// chat opens the model, starts a chat with prefixes and returns the
-	// time to its first token and the reply's stats.
+	// time to its first token, how long opening the model took, and the
+	// reply's stats.
+	var opened time.Duration
 	chat := func(prefixes *sessions.Prefixes) (time.Duration, conversation.Reply, error) {
 		start := time.Now()
 		l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))
@@ -53,6 +57,7 @@ func benchTTFT(ctx context.Context, g *genFlags, prompt string, runs int, errOut
 		if err := l.CanChat(); err != nil {
 			return 0, conversation.Reply{}, err
 		}
+		opened = time.Since(start)
 		conv, err := l.Chat(chatopen.ChatOptions{Context: g.context, Sampler: engine.SamplerConfig{TopP: 1, RepeatPenalty: 1}, MaxTokens: 1, System: g.cfg.System, Prefixes: prefixes})
 		if err != nil {
 			return 0, conversation.Reply{}, err
@@ -77,7 +82,7 @@ func benchTTFT(ctx context.Context, g *genFlags, prompt string, runs int, errOut
 	if _, _, err := chat(warmCache); err != nil {
 		return res, err
 	}
-	var cold, warm []float64
+	var cold, warm, warmChat []float64
 	for r := range runs {
 		c, reply, err := chat(nil)
 		if err != nil {
@@ -93,8 +98,9 @@ func benchTTFT(ctx context.Context, g *genFlags, prompt string, runs int, errOut
 		}
 		res.PrefixTokens = reply.Prefix
 		cold, warm = append(cold, c.Seconds()), append(warm, w.Seconds())
-		fmt.Fprintf(errOut, "run %d/%d: cold %.3f s, warm %.3f s\n", r+1, runs, cold[r], warm[r])
+		warmChat = append(warmChat, (w - opened).Seconds())
+		fmt.Fprintf(errOut, "run %d/%d: cold %.3f s, warm %.3f s (%.3f s after the model was open)\n", r+1, runs, cold[r], warm[r], warmChat[r])
 	}
-	res.ColdSeconds, res.WarmSeconds = median(cold), median(warm)
+	res.ColdSeconds, res.WarmSeconds, res.WarmChatSeconds = median(cold), median(warm), median(warmChat)
 	return res, nil
 }

@@ -124,6 +124,24 @@ func TestBenchRuns(t *testing.T) {
 	}
 }
 
+// TestBenchTTFT: --ttft times new chats with and without the prefix
+// cache, and the warm chat's own part, after the model was open, is
+// within its whole.
+func TestBenchTTFT(t *testing.T) {
+	out, errOut, code := runCLI(t, "bench", "--model", golden.ModelDir("tiny-f32"), "--ttft", "hello", "--runs", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	tt := r.TTFT
+	if tt == nil || tt.PrefixTokens <= 0 || tt.WarmSeconds <= 0 || tt.WarmChatSeconds <= 0 || tt.WarmChatSeconds > tt.WarmSeconds {
+		t.Errorf("ttft result %+v", tt)
+	}
+}
+
 func TestGenModelWritesALoadableModel(t *testing.T) {
 	// The 1B shape is too large for a unit test; gen-model's writer is
 	// tested in internal/synthmodel. Here: flag errors.
