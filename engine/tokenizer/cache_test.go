@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -248,6 +249,19 @@ func TestGGUFCache(t *testing.T) {
 			tok, note, err := FromGGUFCached(v, name+".gguf", dir)
 			if err != nil || !strings.Contains(note, "deleted, decoded again") || tok.Fingerprint() != plain.Fingerprint() {
 				t.Errorf("past a damaged entry: note %q, error %v", note, err)
+			}
+			// The entry is written again in the background: wait for it
+			// (and so for the writer to be done with the folder).
+			var sum [32]byte
+			hex.Decode(sum[:], []byte(plain.Fingerprint()))
+			for range 500 {
+				if _, err := readCache(entry, sum); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if _, err := readCache(entry, sum); err != nil {
+				t.Fatalf("the entry was not written again: %v", err)
 			}
 			check("written again")
 		})
