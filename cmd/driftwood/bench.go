@@ -27,7 +27,7 @@ type benchResult struct {
 	// --threads.
 	Threads int `json:"threads"`
 	// Tuning is what the CPU backend derived from this CPU.
-	Tuning *tuningResult `json:"tuning,omitempty"`
+	Tuning *cpu.Tuning `json:"tuning,omitempty"`
 	// KVType is the KV cache's element type, KVBytesPerToken what one
 	// position of it takes.
 	KVType          string  `json:"kv_type,omitempty"`
@@ -167,9 +167,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	if cb, ok := l.Backend.(*cpu.Backend); ok {
 		t := cpu.DetectTuning()
-		res.Kernels, res.Threads = cb.Kernels(), cb.Threads()
-		res.Tuning = &tuningResult{CPU: t.CPU, Cores: t.Cores, Logical: t.Logical, L1D: t.L1D, L2: t.L2, L3: t.L3,
-			DefaultThreads: t.Threads, GemmBlock: t.GemmBlock}
+		res.Kernels, res.Threads, res.Tuning = cb.Kernels(), cb.Threads(), &t
 	}
 	res.KVType, res.KVBytesPerToken = kvTypeOf(l)
 	if hook != nil {
@@ -215,18 +213,6 @@ func peakRSSMiB() float64 {
 		}
 	}
 	return 0
-}
-
-// tuningResult is cpu.Tuning in bench's JSON.
-type tuningResult struct {
-	CPU            string `json:"cpu"`
-	Cores          int    `json:"cores"`
-	Logical        int    `json:"logical_cpus"`
-	L1D            int    `json:"l1d_bytes"`
-	L2             int    `json:"l2_bytes"`
-	L3             int    `json:"l3_bytes"`
-	DefaultThreads int    `json:"default_threads"`
-	GemmBlock      int    `json:"gemm_block_bytes"`
 }
 
 // kvTypeOf is the loaded backend's KV cache type and the bytes one

@@ -85,28 +85,20 @@ func TestPoolTrials(t *testing.T) {
 			p.stepTook(d)
 		}
 	}
-	steps(probeSteps+trialSteps, 30*time.Millisecond, 55*time.Millisecond)
-	if p.active != 2 {
-		t.Fatalf("without load: %d workers after a trial of one, want 2", p.active)
-	}
-	// A busy core: one worker is faster.
-	steps(probeSteps+trialSteps, 30*time.Millisecond, 20*time.Millisecond)
-	if p.active != 1 {
-		t.Fatalf("under load: %d workers after a trial of one, want 1", p.active)
-	}
-	// Still busy: the trial of two loses.
-	steps(probeSteps+trialSteps, 30*time.Millisecond, 20*time.Millisecond)
-	if p.active != 1 {
-		t.Fatalf("still under load: %d workers after a trial of two, want 1", p.active)
-	}
-	// The load has gone: two win again.
-	steps(probeSteps+trialSteps, 30*time.Millisecond, 55*time.Millisecond)
-	if p.active != 2 {
-		t.Fatalf("load gone: %d workers after a trial of two, want 2", p.active)
-	}
-	// Within 5 %: no change.
-	steps(probeSteps+trialSteps, 30*time.Millisecond, 29*time.Millisecond)
-	if p.active != 2 {
-		t.Fatalf("a trial 3 %% faster: %d workers, want 2", p.active)
+	for _, ph := range []struct {
+		what string
+		one  time.Duration // a step on one worker; two take 30 ms
+		want int
+	}{
+		{"without load, after a trial of one", 55 * time.Millisecond, 2},
+		{"under load (a busy core: one worker is faster), after a trial of one", 20 * time.Millisecond, 1},
+		{"still under load, after a trial of two", 20 * time.Millisecond, 1},
+		{"load gone, after a trial of two", 55 * time.Millisecond, 2},
+		{"a trial 3 % faster", 29 * time.Millisecond, 2},
+	} {
+		steps(probeSteps+trialSteps, 30*time.Millisecond, ph.one)
+		if p.active != ph.want {
+			t.Fatalf("%s: %d workers, want %d", ph.what, p.active, ph.want)
+		}
 	}
 }

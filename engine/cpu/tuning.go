@@ -17,24 +17,27 @@ import (
 // (docs/RATIONALE.md, "Chosen at run time").
 type Tuning struct {
 	// CPU is the processor's name, as CPUID or the OS gives it.
-	CPU string
+	CPU string `json:"cpu"`
 	// Cores is the physical cores, Logical the hardware threads (0:
 	// unknown).
-	Cores, Logical int
+	Cores   int `json:"cores"`
+	Logical int `json:"logical_cpus"`
 	// L1D and L2 are one core's data caches, L3 the last level's whole
 	// size, in bytes (0: unknown).
-	L1D, L2, L3 int
+	L1D int `json:"l1d_bytes"`
+	L2  int `json:"l2_bytes"`
+	L3  int `json:"l3_bytes"`
 	// Threads is the worker count when Options.Threads is 0: one per
 	// physical core that this process may run on. A second hardware
-	// thread on a core shares its int8 units and its memory traffic, so
-	// it adds no speed to either phase and its worker only waits for the
-	// core (llama.cpp counts physical cores for the same reason).
-	Threads int
+	// thread on a core shares its int8 units and its memory traffic, as
+	// llama.cpp's default, which counts physical cores, assumes (not
+	// measured here: the machine this was written on has no SMT).
+	Threads int `json:"default_threads"`
 	// GemmBlock is how many bytes of the transposed batch input the float
 	// batch gemm keeps hot per column chunk: an eighth of L2, so that the
 	// chunk stays in L2 beside the rows being dequantised (256 KiB where
 	// L2 is unknown, the value of a 2 MiB L2).
-	GemmBlock int
+	GemmBlock int `json:"gemm_block_bytes"`
 }
 
 // Bounds of GemmBlock: a column chunk is at least 128 columns of a

@@ -145,12 +145,7 @@ func BenchmarkFromGGUFCached(b *testing.B) {
 	if _, _, err := FromGGUFCached(v, "llama3.gguf", dir); err != nil {
 		b.Fatal(err)
 	}
-	for range 500 { // the entry is written in the background
-		if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitEntry(dir) // the entry is written in the background
 	for b.Loop() {
 		if _, _, err := FromGGUFCached(v, "llama3.gguf", dir); err != nil {
 			b.Fatal(err)

@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -22,14 +21,7 @@ func loadFromCache(t *testing.T, path string) (*Tokenizer, string) {
 	if _, _, err := LoadCached(path, dir); err != nil {
 		t.Fatal(err)
 	}
-	var entry string
-	for range 500 {
-		if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
-			entry = m[0]
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	entry := awaitEntry(dir)
 	if entry == "" {
 		t.Fatal("no cache entry was written")
 	}
@@ -38,6 +30,33 @@ func loadFromCache(t *testing.T, path string) (*Tokenizer, string) {
 		t.Fatal(err)
 	}
 	return tok, entry
+}
+
+// awaitEntry waits up to five seconds for the one cache entry in dir,
+// which a miss writes in the background, and returns its path ("" if
+// none came).
+func awaitEntry(dir string) string {
+	for range 500 {
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
+			return m[0]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ""
+}
+
+// awaitRewrite waits up to five seconds for entry, deleted as damaged,
+// to be written again whole for the source whose SHA-256 is sum, and
+// returns readCache's last error.
+func awaitRewrite(entry string, sum [32]byte) error {
+	var err error
+	for range 500 {
+		if _, err = readCache(entry, sum); err == nil {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return err
 }
 
 // TestCacheRoundTrip: an entry decodes to exactly the file's decoded form,
@@ -102,13 +121,7 @@ func TestCacheDamage(t *testing.T) {
 		if pass := checkRows(t, tok, rows); pass != len(rows) {
 			t.Errorf("%s: %d of %d rows pass", name, pass, len(rows))
 		}
-		for range 500 {
-			if _, err := readCache(entry, sum); err == nil {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if _, err := readCache(entry, sum); err != nil {
+		if err := awaitRewrite(entry, sum); err != nil {
 			t.Errorf("%s: the entry was not written again: %v", name, err)
 		}
 	}
@@ -212,14 +225,7 @@ func TestGGUFCache(t *testing.T) {
 			if _, _, err := FromGGUFCached(v, name+".gguf", dir); err != nil {
 				t.Fatal(err)
 			}
-			var entry string
-			for range 500 {
-				if m, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(m) == 1 {
-					entry = m[0]
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			entry := awaitEntry(dir)
 			if entry == "" {
 				t.Fatal("no cache entry was written")
 			}
@@ -252,15 +258,7 @@ func TestGGUFCache(t *testing.T) {
 			}
 			// The entry is written again in the background: wait for it
 			// (and so for the writer to be done with the folder).
-			var sum [32]byte
-			hex.Decode(sum[:], []byte(plain.Fingerprint()))
-			for range 500 {
-				if _, err := readCache(entry, sum); err == nil {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			if _, err := readCache(entry, sum); err != nil {
+			if err := awaitRewrite(entry, v.fingerprint()); err != nil {
 				t.Fatalf("the entry was not written again: %v", err)
 			}
 			check("written again")

@@ -140,7 +140,7 @@ func FromGGUF(v GGUFVocab, source string) (*Tokenizer, error) {
 // and builds without (Mistral's 32,768 tokens: 30 ms). note is as
 // LoadCached's.
 func FromGGUFCached(v GGUFVocab, source, dir string) (t *Tokenizer, note string, err error) {
-	fp := v.fingerprint()
+	sum := v.fingerprint()
 	decode := func() (*fileJSON, error) { return v.file() }
 	if dir == "" || v.Model != "gpt2" {
 		var f *fileJSON
@@ -148,8 +148,6 @@ func FromGGUFCached(v GGUFVocab, source, dir string) (t *Tokenizer, note string,
 			t, err = build(f)
 		}
 	} else {
-		var sum [32]byte
-		hex.Decode(sum[:], []byte(fp))
 		t, note, err = buildCached(dir, sum, decode)
 	}
 	if merr := (*unknownMergeError)(nil); errors.As(err, &merr) && v.Model == "gpt2" {
@@ -159,7 +157,7 @@ func FromGGUFCached(v GGUFVocab, source, dir string) (t *Tokenizer, note string,
 		return nil, note, fmt.Errorf("tokenizer %s: %w", source, err)
 	}
 	t.byteGaps = true // as llama.cpp, see mergeWord
-	t.fingerprint = fp
+	t.fingerprint = hex.EncodeToString(sum[:])
 	return t, note, nil
 }
 
@@ -439,10 +437,10 @@ func (v *GGUFVocab) postProcessor(f *fileJSON, defaultBOS int32, addBOS bool) er
 	return err
 }
 
-// fingerprint is the hex SHA-256 of everything that decides the ids:
+// fingerprint is the SHA-256 of everything that decides the ids:
 // model, pre name, tokens, types, scores, merges, special ids and the
 // add_* flags, each length-prefixed.
-func (v *GGUFVocab) fingerprint() string {
+func (v *GGUFVocab) fingerprint() [32]byte {
 	h := sha256.New()
 	var buf []byte
 	str := func(s string) {
@@ -493,5 +491,5 @@ func (v *GGUFVocab) fingerprint() string {
 		}
 	}
 	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
+	return [32]byte(h.Sum(nil))
 }
