@@ -45,9 +45,9 @@ func awaitEntry(dir string) string {
 	return ""
 }
 
-// awaitRewrite waits up to five seconds for entry, deleted as damaged,
-// to be written again whole for the source whose SHA-256 is sum, and
-// returns readCache's last error.
+// awaitRewrite waits up to five seconds for entry to be a whole entry
+// for the source whose SHA-256 is sum (written again in the background
+// after a damaged one was deleted), and returns readCache's last error.
 func awaitRewrite(entry string, sum [32]byte) error {
 	var err error
 	for range 500 {

@@ -20,15 +20,7 @@ func entryFor(t *testing.T, dir, path string) string {
 // waitGood waits until the entry at entry is a good one for path.
 func waitGood(t *testing.T, entry, path string) error {
 	t.Helper()
-	sum := sha256.Sum256(readData(t, path))
-	var err error
-	for range 500 {
-		if _, err = readCache(entry, sum); err == nil {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return err
+	return awaitRewrite(entry, sha256.Sum256(readData(t, path)))
 }
 
 // asRoot skips a test that gives a file away to another user.
