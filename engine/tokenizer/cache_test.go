@@ -210,6 +210,9 @@ func TestCacheEntryThatDoesNotBuild(t *testing.T) {
 	if tok.Fingerprint() != plain.Fingerprint() || !slices.Equal(tok.Encode("hello world"), plain.Encode("hello world")) {
 		t.Error("the tokenizer after a bad entry is not the file's")
 	}
+	// The entry is written again in the background: let the writer finish
+	// before the folder is removed.
+	awaitRewrite(entry, sum)
 }
 
 // TestGGUFCache: a GGUF vocabulary's tokenizer from the cache is the one
