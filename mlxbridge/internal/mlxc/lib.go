@@ -30,6 +30,8 @@ type Lib struct {
 	api *api
 	d   *dispatcher
 	t   Thread
+	// keepMemory is Wrap's destructor, a C function that does nothing.
+	keepMemory uintptr
 	// errMsg is the last message given to the error handler; it is
 	// written and read only on the MLX thread.
 	errMsg string

@@ -63,6 +63,7 @@ func Open(path string) (*Lib, error) {
 	// One callback per library: mlx-c drops the handler's data pointer
 	// unless it is given a destructor, so the callback itself knows its Lib.
 	handler := purego.NewCallback(func(msg *byte, _ uintptr) { l.onError(msg) })
+	l.keepMemory = keepMemory()
 	l.d.do(func() { err = l.init(handler) })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -70,3 +71,8 @@ func Open(path string) (*Lib, error) {
 	opened.libs[real] = l
 	return l, nil
 }
+
+// keepMemory is the destructor Wrap gives MLX: it does nothing, since
+// the wrapped memory is the caller's. One C callback serves every
+// library (purego can make only a bounded number of them).
+var keepMemory = sync.OnceValue(func() uintptr { return purego.NewCallback(func(uintptr) {}) })

@@ -69,6 +69,12 @@ type api struct {
 	arrayDataFloat32 func(a cArray) unsafe.Pointer
 	arrayDataUint16  func(a cArray) unsafe.Pointer // f16 and bf16 are read as their bits: mlx-c declares their own functions on arm64 only
 	arrayDataUint32  func(a cArray) unsafe.Pointer
+	arrayDataInt32   func(a cArray) unsafe.Pointer
+	arrayNewFloat    func(v float32) cArray
+	arrayNewInt      func(v int32) cArray
+	// arrayNewDataManaged wraps memory MLX does not own (0.5.0 on; nil
+	// before): see Thread.Wrap.
+	arrayNewDataManaged func(data unsafe.Pointer, shape *int32, dim int32, dtype Dtype, dtor uintptr) cArray
 
 	// vector.h, transforms.h
 	vectorArrayNew    func() cVectorArray
@@ -95,6 +101,28 @@ type api struct {
 	dequantize      func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, mode string, globalScale cArray, dtype optionalDtype, s cStream) int32
 	quantize        func(res *cVectorArray, w cArray, groupSize, bits optionalInt, mode string, globalScale cArray, s cStream) int32
 	softmaxAxis     func(res *cArray, a cArray, axis int32, precise bool, s cStream) int32
+
+	// ops.h: what sampling on the device needs (sampleops.go)
+	where        func(res *cArray, cond, x, y cArray, s cStream) int32
+	subtract     func(res *cArray, a, b cArray, s cStream) int32
+	divide       func(res *cArray, a, b cArray, s cStream) int32
+	greater      func(res *cArray, a, b cArray, s cStream) int32
+	greaterEqual func(res *cArray, a, b cArray, s cStream) int32
+	less         func(res *cArray, a, b cArray, s cStream) int32
+	notEqual     func(res *cArray, a, b cArray, s cStream) int32
+	logicalAnd   func(res *cArray, a, b cArray, s cStream) int32
+	rightShift   func(res *cArray, a, b cArray, s cStream) int32
+	bitwiseAnd   func(res *cArray, a, b cArray, s cStream) int32
+	exp          func(res *cArray, a cArray, s cStream) int32
+	negative     func(res *cArray, a cArray, s cStream) int32
+	isnan        func(res *cArray, a cArray, s cStream) int32
+	maxAll       func(res *cArray, a cArray, keepdims bool, s cStream) int32
+	argmaxAll    func(res *cArray, a cArray, keepdims bool, s cStream) int32
+	sumAll       func(res *cArray, a cArray, keepdims bool, s cStream) int32
+	anyAll       func(res *cArray, a cArray, keepdims bool, s cStream) int32
+	argsortAll   func(res *cArray, a cArray, s cStream) int32
+	cumsum       func(res *cArray, a cArray, axis int32, reverse, inclusive bool, s cStream) int32
+	putAlongAxis func(res *cArray, a, indices, values cArray, axis int32, s cStream) int32
 
 	// fast.h
 	rmsNorm func(res *cArray, x, weight cArray, eps float32, s cStream) int32
@@ -155,6 +183,10 @@ func (a *api) symbols() []symbol {
 		one("mlx_array_data_float32", &a.arrayDataFloat32),
 		one("mlx_array_data_uint16", &a.arrayDataUint16),
 		one("mlx_array_data_uint32", &a.arrayDataUint32),
+		one("mlx_array_data_int32", &a.arrayDataInt32),
+		one("mlx_array_new_float", &a.arrayNewFloat),
+		one("mlx_array_new_int", &a.arrayNewInt),
+		opt("mlx_array_new_data_managed", &a.arrayNewDataManaged),
 		one("mlx_vector_array_new", &a.vectorArrayNew),
 		one("mlx_vector_array_append_value", &a.vectorArrayAppend),
 		one("mlx_vector_array_free", &a.vectorArrayFree),
@@ -177,6 +209,26 @@ func (a *api) symbols() []symbol {
 		{name: "mlx_dequantize", fns: []any{&a.dequantize, &a.dequantize04, &a.dequantize03, &a.dequantize02}},
 		{name: "mlx_quantize", fns: []any{&a.quantize, &a.quantize04, &a.quantize03, &a.quantize02}},
 		one("mlx_softmax_axis", &a.softmaxAxis),
+		one("mlx_where", &a.where),
+		one("mlx_subtract", &a.subtract),
+		one("mlx_divide", &a.divide),
+		one("mlx_greater", &a.greater),
+		one("mlx_greater_equal", &a.greaterEqual),
+		one("mlx_less", &a.less),
+		one("mlx_not_equal", &a.notEqual),
+		one("mlx_logical_and", &a.logicalAnd),
+		one("mlx_right_shift", &a.rightShift),
+		one("mlx_bitwise_and", &a.bitwiseAnd),
+		one("mlx_exp", &a.exp),
+		one("mlx_negative", &a.negative),
+		one("mlx_isnan", &a.isnan),
+		one("mlx_max", &a.maxAll),
+		one("mlx_argmax", &a.argmaxAll),
+		one("mlx_sum", &a.sumAll),
+		one("mlx_any", &a.anyAll),
+		one("mlx_argsort", &a.argsortAll),
+		one("mlx_cumsum", &a.cumsum),
+		one("mlx_put_along_axis", &a.putAlongAxis),
 		one("mlx_fast_rms_norm", &a.rmsNorm),
 		one("mlx_fast_rope", &a.rope),
 		{name: "mlx_fast_scaled_dot_product_attention", fns: []any{&a.sdpa, &a.sdpa03, &a.sdpa02}},
