@@ -42,15 +42,22 @@ func (k *Checks) Forward(c Cache, tokens []int32, logits []float32) (all bool, e
 	if !all && len(logits) != vocab {
 		return false, fmt.Errorf("%s: logits buffer holds %d floats, want %d or %d", k.name, len(logits), vocab, len(tokens)*vocab)
 	}
+	return all, k.Tokens(c, tokens)
+}
+
+// Tokens checks the tokens of a forward pass that writes no logits
+// (DeviceSampler.ForwardKeep): they fit in c's window and are in the
+// vocabulary.
+func (k *Checks) Tokens(c Cache, tokens []int32) error {
 	if c.Len()+len(tokens) > c.Window() {
-		return false, &ContextFullError{Window: c.Window(), Have: c.Len(), Adding: len(tokens)}
+		return &ContextFullError{Window: c.Window(), Have: c.Len(), Adding: len(tokens)}
 	}
 	for _, t := range tokens {
-		if t < 0 || int(t) >= vocab {
-			return false, fmt.Errorf("%s: token id %d is outside the vocabulary of %d (vocab_size in %s)", k.name, t, vocab, k.config)
+		if t < 0 || int(t) >= k.cfg.VocabSize {
+			return fmt.Errorf("%s: token id %d is outside the vocabulary of %d (vocab_size in %s)", k.name, t, k.cfg.VocabSize, k.config)
 		}
 	}
-	return all, nil
+	return nil
 }
 
 // Import checks a KV state before c imports it: it must fit the model and

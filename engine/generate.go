@@ -22,10 +22,12 @@ type Hook interface {
 	// Begin starts the work for the next step. tokens is the whole sequence
 	// so far; it is valid until End returns and must not be modified.
 	Begin(tokens []int32)
-	// End waits for that work and says what the loop should do. It reads
-	// logits and must not change them: a hook restricts the next token
-	// through the Directive's Allowed or Mask, which hold whether or not
-	// the step also takes back or forces tokens.
+	// End waits for that work and says what the loop should do. logits
+	// is the step's, which it must not change: a hook restricts the next
+	// token through the Directive's Allowed or Mask, which hold whether
+	// or not the step also takes back or forces tokens. When the backend
+	// samples on its device (DeviceSampler) the logits stay there and
+	// logits is not written: only its length, the vocabulary's, holds.
 	End(logits []float32) Directive
 }
 
@@ -67,11 +69,19 @@ type Directive struct {
 	// sparse mask that spares the hook from masking the whole vocabulary.
 	// An empty, non-nil list ends the reply.
 	Allowed []int32
-	// Mask, when not nil (and Allowed is nil), is a bitset over the
-	// vocabulary (bit t%32 of word t/32): only tokens whose bit is set may
-	// be sampled. The sampler reads it instead of the hook writing -Inf
-	// over the logits; it must stay valid until the next Begin.
+	// Mask, when not nil, is a bitset over the vocabulary (bit t%32 of
+	// word t/32): only tokens whose bit is set may be sampled. The
+	// sampler reads it instead of the hook writing -Inf over the logits;
+	// it must stay valid until the next Begin. When Allowed is set too,
+	// both must allow the same tokens: the host's sampler reads the list,
+	// a backend that samples on its device (DeviceSampler) the bitset.
 	Mask []uint32
+	// MaskPages, when not nil, is the whole host memory pages (aligned
+	// to the page size, a whole number of them) that hold Mask, in
+	// memory that stays mapped and unchanged until the next Begin: a
+	// DeviceSampler may map them as a device buffer instead of copying
+	// Mask.
+	MaskPages []byte
 	// Temperature, when 0 or more, overrides the sampler's for this step.
 	Temperature float64
 	// Candidates is how many tokens the hook allowed at this step, for
@@ -178,7 +188,27 @@ type Generator struct {
 	PrefillBatch int
 
 	logits  []float32
-	pending []int32 // tokens to feed at the next step
+	pending []int32       // tokens to feed at the next step
+	device  DeviceSampler // the backend, when it samples on its device
+	pick    Pick          // the device's step, reused
+}
+
+// forward feeds tokens to seq's cache: the logits of the last come to
+// the host, or stay on the device when it samples there.
+func (g *Generator) forward(c Cache, tokens []int32) error {
+	if g.device != nil {
+		return g.device.ForwardKeep(c, tokens)
+	}
+	return g.Backend.Forward(c, tokens, g.logits)
+}
+
+// useDevice picks where this call samples: on the backend's device when
+// it can, else on the host.
+func (g *Generator) useDevice() {
+	g.device = nil
+	if d, ok := g.Backend.(DeviceSampler); ok && d.SamplesOnDevice() {
+		g.device = d
+	}
 }
 
 // NewGenerator returns a generator with the given sampler and a logits
@@ -197,12 +227,13 @@ func (g *Generator) Prefill(ctx context.Context, seq *Sequence, tokens []int32) 
 	if n := seq.Cache.Len() + len(tokens); n > seq.Cache.Window() {
 		return &ContextFullError{Window: seq.Cache.Window(), Have: seq.Cache.Len(), Adding: len(tokens)}
 	}
+	g.useDevice()
 	for len(tokens) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n := min(batch, len(tokens))
-		if err := g.Backend.Forward(seq.Cache, tokens[:n], g.logits); err != nil {
+		if err := g.forward(seq.Cache, tokens[:n]); err != nil {
 			return err
 		}
 		seq.Tokens = append(seq.Tokens, tokens[:n]...)
@@ -224,6 +255,7 @@ func (g *Generator) Generate(ctx context.Context, seq *Sequence, prompt []int32,
 		return r.st, fmt.Errorf("generate: empty prompt")
 	}
 	r.start = time.Now()
+	g.useDevice()
 	// Room for the whole window up front, so that appending a token never
 	// reallocates on the per-token path.
 	seq.Tokens = slices.Grow(seq.Tokens, seq.Cache.Window()-len(seq.Tokens))

@@ -46,7 +46,7 @@ func (r *reply) step(pending []int32) (Directive, error) {
 	}
 	var err error
 	if len(pending) > 0 {
-		err = g.Backend.Forward(seq.Cache, pending, g.logits)
+		err = g.forward(seq.Cache, pending)
 	}
 	if g.Hook != nil && err != nil {
 		g.Hook.End(g.logits)
@@ -92,7 +92,11 @@ func (r *reply) rewrite(d Directive) (back int, force []int32, err error) {
 		ev := Event{Token: tok, Forced: true}
 		if i == 0 && back == 0 {
 			// The logits are this position's: what the model wanted.
-			if top := Argmax(r.g.logits); top >= 0 && top != tok {
+			top, err := r.top()
+			if err != nil {
+				return 0, nil, err
+			}
+			if top >= 0 && top != tok {
 				ev.Overrode, ev.Wanted = true, top
 				r.st.Overrides++
 			}
@@ -120,11 +124,23 @@ func (r *reply) refeed(back int, force []int32) error {
 	g.pending = feed // keep a grown buffer
 	prev := len(seq.Tokens)
 	seq.Tokens = append(seq.Tokens, feed...)
-	if err := g.Backend.Forward(seq.Cache, feed, g.logits); err != nil {
+	if err := g.forward(seq.Cache, feed); err != nil {
 		seq.Tokens = seq.Tokens[:prev]
 		return err
 	}
 	return nil
+}
+
+// top is the token of the current logits' largest value (-1 when none
+// is finite).
+func (r *reply) top() (int32, error) {
+	g := r.g
+	if g.device == nil {
+		return Argmax(g.logits), nil
+	}
+	g.pick = Pick{}
+	_, top, err := g.device.Pick(r.seq.Cache, &g.pick)
+	return top, err
 }
 
 // sample picks the next token as d allows and emits it; stop says that
@@ -132,18 +148,27 @@ func (r *reply) refeed(back int, force []int32) error {
 func (r *reply) sample(d *Directive) (tok int32, stop bool, err error) {
 	g, seq := r.g, r.seq
 	top := int32(-1)
-	if d.Allowed != nil || d.Mask != nil {
-		top = Argmax(g.logits) // before the sampler penalises in place
-	}
 	switch {
+	case g.device != nil:
+		tok, top, err = r.pickOnDevice(d)
+		if err != nil {
+			return 0, true, err
+		}
 	case d.Allowed != nil:
+		top = Argmax(g.logits) // before the sampler penalises in place
 		tok = g.Sampler.SampleAmong(g.logits, d.Allowed, seq.Tokens, d.Temperature)
 	case d.Mask != nil:
+		top = Argmax(g.logits)
 		tok = g.Sampler.SampleMask(g.logits, d.Mask, seq.Tokens, d.Temperature)
 	default:
 		tok = g.Sampler.Sample(g.logits, seq.Tokens, d.Temperature)
 	}
 	if tok == NonFinite {
+		if g.device != nil {
+			if err := g.device.ReadLogits(seq.Cache, g.logits); err != nil {
+				return 0, true, err
+			}
+		}
 		return 0, true, nonFiniteError(g.logits, len(seq.Tokens)-1)
 	}
 	if tok < 0 || slices.Contains(g.StopTokens, tok) {
@@ -151,9 +176,24 @@ func (r *reply) sample(d *Directive) (tok int32, stop bool, err error) {
 	}
 	r.st.GenTokens++
 	ev := Event{Token: tok, Candidates: d.Candidates}
-	if top >= 0 && top != tok && !d.permits(top) {
+	if top >= 0 && top != tok && (d.Allowed != nil || d.Mask != nil) && !d.permits(top) {
 		ev.Overrode, ev.Wanted = true, top
 		r.st.Overrides++
 	}
 	return tok, false, r.emit(ev)
+}
+
+// pickOnDevice has the device pick the next token as d allows, with the
+// sampler's settings and draw; the logits stay where they are.
+func (r *reply) pickOnDevice(d *Directive) (tok, top int32, err error) {
+	g := r.g
+	p := &g.pick
+	*p = Pick{}
+	if d.Mask != nil {
+		p.Mask, p.MaskPages = d.Mask, d.MaskPages
+	} else {
+		p.Allowed = d.Allowed
+	}
+	g.Sampler.Pick(p, r.seq.Tokens, d.Temperature)
+	return g.device.Pick(r.seq.Cache, p)
 }

@@ -110,7 +110,7 @@ func (s *Sampler) Sample(logits []float32, history []int32, temperature float64)
 }
 
 // SampleAmong is Sample restricted to the tokens in allowed (a sparse
-// mask, in any order): the rest of the vocabulary is not read. Ids outside
+// mask, in any order, repeats counting once): the rest of the vocabulary is not read. Ids outside
 // the vocabulary are ignored; if none is left, it returns -1 (NonFinite
 // as for Sample).
 func (s *Sampler) SampleAmong(logits []float32, allowed, history []int32, temperature float64) int32 {
@@ -121,7 +121,10 @@ func (s *Sampler) SampleAmong(logits []float32, allowed, history []int32, temper
 			cand = append(cand, id)
 		}
 	}
-	return s.pick(logits, cand, temperature)
+	if !slices.IsSorted(cand) {
+		slices.Sort(cand)
+	}
+	return s.pick(logits, slices.Compact(cand), temperature) // a token listed twice counts once
 }
 
 // SampleMask is Sample restricted to the tokens whose bit is set in mask
@@ -143,10 +146,22 @@ func (s *Sampler) SampleMask(logits []float32, mask []uint32, history []int32, t
 	return s.pick(logits, cand, temperature)
 }
 
-// pick chooses among cand (reordering it) by the sampler's rules.
+// pick chooses among cand, in ascending id order (which it may change),
+// by the sampler's rules: the most likely candidate at temperature 0;
+// otherwise the candidates are weighted exp((logit − max)/temperature),
+// those under min_p dropped, the top_k heaviest kept, then the smallest
+// set, heaviest first (ties by id), whose weight reaches top_p; one
+// uniform draw r in [0, 1) times their total weight then picks, walking
+// them in id order, the first whose running sum passes r. The walk's
+// order is fixed so that a backend that samples on its device (Pick)
+// makes the same choice from the same draw.
 func (s *Sampler) pick(logits []float32, cand []int32, temperature float64) int32 {
 	if temperature < 0 {
 		temperature = s.cfg.Temperature
+	}
+	var u float32
+	if temperature != 0 {
+		u = s.rng.Float32() // drawn first, as Pick does, whatever follows
 	}
 	best, maxL := int32(-1), float32(math.Inf(-1))
 	for _, id := range cand {
@@ -179,11 +194,14 @@ func (s *Sampler) pick(logits []float32, cand []int32, temperature float64) int3
 	if s.cfg.TopP < 1 {
 		cand = s.nucleus(cand)
 	}
+	if s.cfg.TopK > 0 || s.cfg.TopP < 1 {
+		slices.Sort(cand) // the walk is in id order; the cuts reordered
+	}
 	var total float32
 	for _, id := range cand {
 		total += s.w[id]
 	}
-	r := s.rng.Float32() * total
+	r := u * total
 	for _, id := range cand {
 		r -= s.w[id]
 		if r < 0 {
