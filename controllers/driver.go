@@ -217,14 +217,16 @@ func (d *driver) End(logits []float32) engine.Directive {
 	dir.Backtrack, dir.Force, dir.Stop = r.backtrack, r.force, r.flags&abi.FlagStop != 0
 	if r.mask != nil {
 		dir.Allowed, dir.Mask, dir.Candidates = d.applyMask(logits, r.mask)
+		dir.MaskPages = r.maskPages
 	}
 	return dir
 }
 
-// applyMask turns the guest's mask into the directive's restriction: a
-// list when few tokens are allowed, else the mask itself (read in place by
-// the sampler, which then touches only the allowed tokens' logits). count
-// is the number of allowed tokens.
+// applyMask turns the guest's mask into the directive's restriction: the
+// mask itself, read in place (by the host's sampler, which then touches
+// only the allowed tokens' logits, or mapped by a device that samples),
+// and also a list when few tokens are allowed, which the host's sampler
+// reads instead. count is the number of allowed tokens.
 func (d *driver) applyMask(logits []float32, mask []uint32) (allowed []int32, dense []uint32, count int) {
 	words := min(len(mask), abi.MaskWords(len(logits)))
 	for i, w := range mask[:words] {
@@ -236,6 +238,7 @@ func (d *driver) applyMask(logits []float32, mask []uint32) (allowed []int32, de
 	if count > sparseLimit {
 		return nil, mask[:words], count
 	}
+	dense = mask[:words]
 	allowed = d.allowed[:0]
 	for i, w := range mask[:words] {
 		for w != 0 {
@@ -246,7 +249,7 @@ func (d *driver) applyMask(logits []float32, mask []uint32) (allowed []int32, de
 			w &= w - 1
 		}
 	}
-	return allowed, nil, count
+	return allowed, dense, count
 }
 
 // worker serves steps until Close.

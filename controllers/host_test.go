@@ -3,9 +3,11 @@ package controllers
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 )
@@ -123,8 +125,50 @@ func TestApplyMaskCounts(t *testing.T) {
 	sparse := make([]uint32, 4)
 	sparse[0], sparse[3] = 1<<5, 1<<31
 	allowed, dense, count := d.applyMask(make([]float32, 127), sparse)
-	if !slices.Equal(allowed, []int32{5}) || dense != nil || count != 1 {
-		t.Errorf("sparse: %v %v %d, want [5] (127 is past the vocabulary)", allowed, dense, count)
+	// The list for the host's sampler, and the mask too, for a device's.
+	if !slices.Equal(allowed, []int32{5}) || !slices.Equal(dense, sparse) || count != 1 {
+		t.Errorf("sparse: %v %v %d, want [5] and the mask (127 is past the vocabulary)", allowed, dense, count)
+	}
+}
+
+// TestWholePages: the pages handed to a device that maps the mask are
+// the whole host pages around it, inside the memory; a memory that does
+// not start on a page boundary gives none. And a real step's mask comes
+// with its pages.
+func TestWholePages(t *testing.T) {
+	page := os.Getpagesize()
+	buf := make([]byte, 5*page)
+	base := (page - int(uintptr(unsafe.Pointer(&buf[0])))%page) % page
+	mem := buf[base : base+4*page]
+	for _, c := range []struct{ off, n, lo, hi int }{
+		{0, 4, 0, page},
+		{page - 4, 8, 0, 2 * page},
+		{page + 100, page, page, 3 * page},
+		{4*page - 4, 4, 3 * page, 4 * page},
+	} {
+		got := wholePages(mem, mem[c.off:c.off+c.n])
+		if &got[0] != &mem[c.lo] || len(got) != c.hi-c.lo || cap(got) != len(got) {
+			t.Errorf("mask at %d (+%d): pages at %d (+%d), want %d (+%d)", c.off, c.n,
+				uintptr(unsafe.Pointer(&got[0]))-uintptr(unsafe.Pointer(&mem[0])), len(got), c.lo, c.hi-c.lo)
+		}
+	}
+	if got := wholePages(mem[4:], mem[8:12]); got != nil {
+		t.Errorf("memory off a page boundary: pages %d bytes, want none", len(got))
+	}
+
+	h := newHarness(t)
+	d := h.driver(nil)
+	defer d.Close()
+	d.Use(h.load(t, "only7", allowOnly(7)), "")
+	d.StartReply(0, 4)
+	d.Begin([]int32{1, 2})
+	dir := d.End(make([]float32, h.model.Config.VocabSize))
+	if dir.Mask == nil || dir.MaskPages == nil || len(dir.MaskPages)%page != 0 || uintptr(unsafe.Pointer(&dir.MaskPages[0]))%uintptr(page) != 0 {
+		t.Fatalf("a masked step: mask %v, pages of %d bytes", dir.Mask != nil, len(dir.MaskPages))
+	}
+	lo, m := uintptr(unsafe.Pointer(&dir.MaskPages[0])), uintptr(unsafe.Pointer(&dir.Mask[0]))
+	if m < lo || m+4*uintptr(len(dir.Mask)) > lo+uintptr(len(dir.MaskPages)) {
+		t.Errorf("the mask is not inside its pages")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 	"unsafe"
@@ -262,6 +263,7 @@ func (in *instance) callTokens(f *wasmtime.Func, name string, ids []int32) (int3
 type stepResult struct {
 	flags       uint32
 	mask        []uint32
+	maskPages   []byte // the whole host pages of memory that hold mask
 	backtrack   int
 	force       []int32
 	temperature float32
@@ -291,6 +293,7 @@ func (in *instance) runStep(ids []int32) (stepResult, error) {
 			return r, in.bad("mask at %d (%d words) is outside memory or misaligned", mp, words)
 		}
 		r.mask = unsafe.Slice((*uint32)(unsafe.Pointer(&m[0])), words)
+		r.maskPages = wholePages(mem, m)
 	}
 	if r.flags&abi.FlagBacktrack != 0 {
 		r.backtrack = int(rec.Backtrack)
@@ -322,4 +325,21 @@ func (in *instance) runStep(ids []int32) (stepResult, error) {
 
 func (in *instance) bad(format string, args ...any) error {
 	return fmt.Errorf("controller %s: malformed step result: %s", in.mod.Name, fmt.Sprintf(format, args...))
+}
+
+// wholePages is the smallest run of whole host memory pages of mem that
+// holds b (a part of mem), or nil when mem does not lie on page
+// boundaries. A linear memory always does: wasmtime maps it (page-aligned)
+// and it is a whole number of 64 KiB wasm pages, a multiple of the host
+// page size (4 KiB; 16 KiB on Apple Silicon); so the pages are inside
+// it, and a device may map them as its buffer (engine.Directive.MaskPages).
+func wholePages(mem, b []byte) []byte {
+	page := uintptr(os.Getpagesize())
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	if len(b) == 0 || base%page != 0 || uintptr(len(mem))%page != 0 {
+		return nil
+	}
+	off := uintptr(unsafe.Pointer(&b[0])) - base
+	lo, hi := off&^(page-1), (off+uintptr(len(b))+page-1)&^(page-1)
+	return mem[lo:hi:hi]
 }
