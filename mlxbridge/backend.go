@@ -41,6 +41,14 @@ type Options struct {
 	// MaxBatch bounds how many prompt tokens go through the model
 	// together; 0 means 512.
 	MaxBatch int
+	// Sampling is where tokens are picked: "device" (engine.DeviceSampler:
+	// the logits stay in MLX and a controller's mask is mapped there;
+	// mlx-c 0.5.0 or newer), "host" (the logits come back and the
+	// engine's Sampler picks), or "" for the device on a GPU and the
+	// host on MLX's CPU device, where the host's sampler is the faster
+	// (BenchmarkPick) and the logits are in host memory anyway. Both
+	// pick the same tokens.
+	Sampling string
 	// KVType is the KV cache's element type; "" means
 	// engine.DefaultKVType. Caches export their state in it (q8_0 as an
 	// engine.KVQuant of 8-bit groups of 32) and convert any state they
@@ -70,6 +78,9 @@ type Backend struct {
 	kvType   engine.KVType
 	layout   []kvPart // the KV cache's parts (kvLayout)
 	closed   bool
+	onDevice bool         // Pick is used (SamplesOnDevice)
+	vocab    *vocabArrays // Pick's per-token constants, made at its first use
+	scratch  []int32      // Pick's in-vocabulary ids
 
 	mu     sync.Mutex // guards caches: cleanups run on their own goroutine
 	caches map[*kvBuffers]struct{}
@@ -121,6 +132,9 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 			return t.Err()
 		}
 		t.Use(b.stream)
+		if b.onDevice, err = sampling(t, opt.Sampling, dev, lib.Release.Name); err != nil {
+			return err
+		}
 		if err := b.load(t, &m.Weights); err != nil {
 			return err
 		}
@@ -132,6 +146,23 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 		return nil, fmt.Errorf("mlx: %w", err)
 	}
 	return b, nil
+}
+
+// sampling says whether tokens are picked on the device, as asked
+// (Options.Sampling) and as the library and device allow.
+func sampling(t *mlxc.Thread, where string, dev mlxc.DeviceType, release string) (bool, error) {
+	switch where {
+	case "":
+		return dev == mlxc.GPU && t.CanWrap(), nil
+	case "host":
+		return false, nil
+	case "device":
+		if !t.CanWrap() {
+			return false, fmt.Errorf("sampling on the device needs mlx-c 0.5.0 or newer (mlx_array_new_data_managed); this is mlx-c %s", release)
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("sampling %q: want device, host or empty (the device on a GPU)", where)
 }
 
 // kvType checks a KV cache type for a model whose heads have hd values.
@@ -214,6 +245,7 @@ func (b *Backend) Close() error {
 		for _, a := range b.owned {
 			t.Free(a)
 		}
+		b.vocab.free(t)
 		if b.stream != nil {
 			t.FreeStream(b.stream)
 		}
@@ -255,39 +287,53 @@ func (b *Backend) release(kv *kvBuffers) {
 
 // Forward implements engine.Backend.
 func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) error {
-	if b.closed {
-		panic("mlxbridge: Forward on a closed backend")
-	}
-	c, ok := ec.(*cache)
-	if !ok || c.b != b {
-		return fmt.Errorf("mlx: cache %T was not made by this backend", ec)
-	}
-	if err := c.usable(); err != nil {
+	c, err := b.cacheOf(ec)
+	if err != nil {
 		return err
 	}
 	all, err := b.checks.Forward(c, tokens, logits)
 	if err != nil {
 		return err
 	}
-	err = b.lib.Do(func(t *mlxc.Thread) error {
+	return b.feed(c, tokens, all, func(t *mlxc.Thread, res *mlxc.Array) {
+		m := copy(logits, t.Float32s(res))
+		logits = logits[m:]
+	})
+}
+
+// cacheOf is ec as this backend's cache, usable.
+func (b *Backend) cacheOf(ec engine.Cache) (*cache, error) {
+	if b.closed {
+		panic("mlxbridge: use of a closed backend")
+	}
+	c, ok := ec.(*cache)
+	if !ok || c.b != b {
+		return nil, fmt.Errorf("mlx: cache %T was not made by this backend", ec)
+	}
+	return c, c.usable()
+}
+
+// feed runs tokens through the model in batches of at most maxBatch and
+// hands out the logits of every token (all) or of the last.
+func (b *Backend) feed(c *cache, tokens []int32, all bool, out func(*mlxc.Thread, *mlxc.Array)) error {
+	err := b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(b.stream)
 		for len(tokens) > 0 {
 			n := min(len(tokens), b.maxBatch)
-			out := logitsNone
+			mode := logitsNone
 			switch {
 			case all:
-				out = logitsAll
+				mode = logitsAll
 			case n == len(tokens):
-				out = logitsLast
+				mode = logitsLast
 			}
-			res := b.forward(t, c, tokens[:n], out)
+			res := b.forward(t, c, tokens[:n], mode)
 			if err := t.Err(); err != nil {
 				c.broken = err
 				return err
 			}
-			if out != logitsNone {
-				m := copy(logits, t.Float32s(res))
-				logits = logits[m:]
+			if mode != logitsNone {
+				out(t, res)
 			}
 			tokens = tokens[n:]
 		}

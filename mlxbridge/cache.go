@@ -57,6 +57,8 @@ func kvLayout(kt engine.KVType, hd int) []kvPart {
 type kvBuffers struct {
 	parts    [][]*mlxc.Array
 	capacity int
+	// logits is the last token's logits of the last ForwardKeep.
+	logits *mlxc.Array
 }
 
 func newKVBuffers(parts, layers int) *kvBuffers {
@@ -77,6 +79,8 @@ func (kv *kvBuffers) all() []*mlxc.Array {
 }
 
 func (kv *kvBuffers) free(t *mlxc.Thread) {
+	t.Free(kv.logits)
+	kv.logits = nil
 	for _, p := range kv.parts {
 		for l := range p {
 			t.Free(p[l])

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
+	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
 )
 
 // TrustEnvVar names the environment variable that, set to 1, makes
@@ -52,7 +56,9 @@ const selfCheckTolerance = 1e-3
 // cache of that type, within kvSelfCheckTolerance of the reference, and
 // its export imported into a new cache that decodes as the first does
 // (astype, view, quantize, softmax and quantized_matmul both ways for
-// q8_0). ref must make a backend whose caches are float32.
+// q8_0); and, where the library can wrap memory, sampling on the device
+// against the engine's Sampler (checkPick). ref must make a backend
+// whose caches are float32.
 //
 // # Errors
 //
@@ -181,6 +187,9 @@ func SelfCheck(opt Options, ref func(*engine.Model) (engine.Backend, error)) (*S
 		if err := r.checkKVType(m, opt, kt, tokens(0, 251), promptLogits); err != nil {
 			return fail("a "+string(kt)+" cache", err)
 		}
+	}
+	if err := checkPick(m, opt, tokens(0, 20)); err != nil {
+		return fail("sampling on the device", err)
 	}
 	r.Took = time.Since(start)
 	return r, nil
@@ -398,4 +407,70 @@ func (g *weightGen) quantized(name string, rows, cols, bits, group int) engine.T
 		Bits: bits, GroupSize: group,
 		Scales: &engine.Tensor{Name: name + ".scales", File: file, DType: safetensors.BF16, Shape: []int{rows, cols / group}, Data: st},
 		Biases: &engine.Tensor{Name: name + ".biases", File: file, DType: safetensors.BF16, Shape: []int{rows, cols / group}, Data: bt}}
+}
+
+// checkPick picks tokens on the device from the logits after prompt,
+// greedy and sampled (top-k, top-p, min-p, a repetition penalty), free
+// and under a mask wrapped from page-aligned memory, and checks that the
+// engine's Sampler picks the same from the same logits and draws. A
+// library that cannot wrap memory samples on the host: nothing to check.
+func checkPick(m *engine.Model, opt Options, prompt []int32) error {
+	var can bool
+	opt.lib.Do(func(t *mlxc.Thread) error { can = t.CanWrap(); return nil })
+	if !can {
+		return nil
+	}
+	opt.Sampling = "device"
+	b, err := New(m, opt)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	c, err := b.NewCache(len(prompt))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	vocab := m.Config.VocabSize
+	logits := make([]float32, vocab)
+	if err := b.ForwardKeep(c, prompt); err != nil {
+		return err
+	}
+	if err := b.ReadLogits(c, logits); err != nil {
+		return err
+	}
+	page := os.Getpagesize()
+	words := (vocab + 31) / 32
+	buf := make([]byte, 4*words+2*page)
+	base := (page - int(uintptr(unsafe.Pointer(&buf[0])))%page) % page
+	pages := buf[base : base+(4*words+page-1)/page*page]
+	mask := unsafe.Slice((*uint32)(unsafe.Pointer(&pages[0])), words)
+	for i := range mask {
+		mask[i] = 0x3333_3333 << (i % 3)
+	}
+	for _, cfg := range []engine.SamplerConfig{
+		{TopP: 1, RepeatPenalty: 1},
+		{Temperature: 1, TopK: 50, TopP: 0.9, MinP: 0.02, RepeatPenalty: 1.2, RepeatLastN: 8, Seed: 3},
+	} {
+		host, dev := engine.NewSampler(cfg, vocab), engine.NewSampler(cfg, vocab)
+		for i := range 8 {
+			var p engine.Pick
+			want := int32(0)
+			if i%2 == 1 {
+				p.Mask, p.MaskPages = mask, pages
+				want = host.SampleMask(slices.Clone(logits), mask, prompt, -1)
+			} else {
+				want = host.Sample(slices.Clone(logits), prompt, -1)
+			}
+			dev.Pick(&p, prompt, -1)
+			got, top, err := b.Pick(c, &p)
+			if err != nil {
+				return err
+			}
+			if got != want || top != engine.Argmax(logits) {
+				return fmt.Errorf("picked %d (top %d) where the engine's sampler picks %d (top %d)", got, top, want, engine.Argmax(logits))
+			}
+		}
+	}
+	return nil
 }
