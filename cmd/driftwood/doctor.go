@@ -72,6 +72,7 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 		fmt.Fprintln(out, "backend: cpu (--backend auto falls back to it; --backend mlx fails)")
 		return nil
 	}
+	fmt.Fprintf(out, "sampling: %s\n", samplingLine(*mlxLib, *device, lib.GPU && *device != "cpu"))
 	dir := *model
 	if dir == "" {
 		if _, err := os.Stat(filepath.Join(defaultDoctorModel, "config.json")); err != nil {
@@ -81,6 +82,23 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 		dir = defaultDoctorModel
 	}
 	return smokeTest(out, dir, *mlxLib, *device)
+}
+
+// samplingLine says where tokens are sampled on MLX and how a
+// controller's mask gets there (mlxbridge.MaskChain).
+func samplingLine(mlxLib, device string, gpu bool) string {
+	zero, err := mlxbridge.MaskChain(mlxbridge.Options{Library: mlxLib, Device: device})
+	chain := "this MLX copies wrapped memory (only Metal maps it in place)"
+	if zero {
+		chain = "this MLX maps wrapped memory in place: a controller's mask reaches the device without a copy"
+	}
+	switch {
+	case err != nil:
+		return err.Error()
+	case gpu:
+		return "on the GPU, where the logits stay; " + chain
+	}
+	return "on the host (on MLX's CPU device the host's sampler is the faster); " + chain
 }
 
 // smokeTest runs one token through the model on MLX and on the CPU
