@@ -24,6 +24,8 @@ type Options struct {
 	Threads int
 	// MLXLibrary is the MLX backend's mlxbridge.Options.Library.
 	MLXLibrary string
+	// MLXSampling is the MLX backend's mlxbridge.Options.Sampling.
+	MLXSampling string
 	// KVType is the KV cache type of either backend ("" the default).
 	KVType engine.KVType
 }
@@ -43,7 +45,7 @@ func List() []Backend {
 			return nilIfFailed(cpu.New(m, cpu.Options{Threads: opt.Threads, KVType: opt.KVType}))
 		}},
 		{"mlx", func(m *engine.Model, opt Options) (engine.Backend, error) {
-			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, KVType: opt.KVType, Reference: FloatCPU}))
+			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, Sampling: opt.MLXSampling, KVType: opt.KVType, Reference: FloatCPU}))
 		}},
 	}
 }

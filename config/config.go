@@ -23,6 +23,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/internal/atomicfile"
 	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 	"github.com/driftwoodlabs/driftwood/internal/xdg"
+	"github.com/driftwoodlabs/driftwood/mlxbridge"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	Backend string `toml:"backend"`
 	// MLXLibrary is the path of libmlxc, when it is not in a usual place.
 	MLXLibrary string `toml:"mlx_library"`
+	// MLXSampling is where MLX picks tokens: device, host, or "" for the
+	// device on a GPU (mlxbridge.Options.Sampling).
+	MLXSampling string `toml:"mlx_sampling"`
 	// Context is the context window in tokens (capped by the model's).
 	Context int `toml:"context"`
 	// KVType is the KV cache's element type: f16 (the default), bf16,
@@ -112,6 +116,9 @@ func Parse(data []byte, c *Config) error {
 	}
 	if err := backends.Check(c.Backend); err != nil {
 		return fmt.Errorf(" backend %w", err)
+	}
+	if err := mlxbridge.CheckSampling(c.MLXSampling); err != nil {
+		return fmt.Errorf(" mlx_sampling %w", err)
 	}
 	if err := cpu.CheckThreads(c.Threads); err != nil {
 		return fmt.Errorf(" threads %d: %w", c.Threads, err)

@@ -48,6 +48,7 @@ func TestBadFiles(t *testing.T) {
 		{"broken syntax names the line", "model = \n", ":1:"},
 		{"values are range-checked", "[sampling]\ntop_p = 1.5\n", "top_p 1.5"},
 		{"negative threads are refused", "threads = -1\n", "threads -1"},
+		{"mlx_sampling is device, host or empty", "mlx_sampling = \"gpu\"\n", `mlx_sampling "gpu": want device, host`},
 		{"threads are bounded by the CPU count (100000 was accepted, and slow)", "threads = 100000\n", "threads 100000: must be 0 (one per physical core) to"},
 		{"a negative context is refused", "context = -5\n", "context -5: must be 0"},
 		{"a context longer than any model is refused", "context = 4611686018427387904\n", "context 4611686018427387904: must be 0"},

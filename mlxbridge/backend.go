@@ -162,7 +162,16 @@ func sampling(t *mlxc.Thread, where string, dev mlxc.DeviceType, release string)
 		}
 		return true, nil
 	}
-	return false, fmt.Errorf("sampling %q: want device, host or empty (the device on a GPU)", where)
+	return false, fmt.Errorf("sampling %w", CheckSampling(where))
+}
+
+// CheckSampling says whether where is a value of Options.Sampling.
+func CheckSampling(where string) error {
+	switch where {
+	case "", "device", "host":
+		return nil
+	}
+	return fmt.Errorf("%q: want device, host, or empty (the device on a GPU, the host on MLX's CPU device)", where)
 }
 
 // kvType checks a KV cache type for a model whose heads have hd values.

@@ -96,7 +96,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		TokenizerCache: chatopen.DefaultTokenizerCache(),
 		// The status bar names the backend; a fallback note must not
 		// draw over the screen: the chat shows it in its status area.
-		NewBackend:  selectBackend(*backend, backends.Options{Threads: cfg.Threads, MLXLibrary: *mlxLib, KVType: engine.KVType(*kvType)}, notes),
+		NewBackend:  selectBackend(*backend, backends.Options{Threads: cfg.Threads, MLXLibrary: *mlxLib, MLXSampling: cfg.MLXSampling, KVType: engine.KVType(*kvType)}, notes),
 		BackendNote: notes.take,
 	}, nil
 }

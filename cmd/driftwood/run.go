@@ -21,18 +21,19 @@ import (
 // genFlags are the settings shared by commands that generate: the config
 // file's values, overridden by flags given on the command line.
 type genFlags struct {
-	fs         *flag.FlagSet
-	configPath string
-	cfg        config.Config
-	model      string
-	backend    string
-	mlxLib     string
-	threads    int
-	kvType     string
-	context    int
-	maxTokens  int
-	sampling   engine.SamplerConfig
-	set        map[string]bool // flags given on the command line
+	fs          *flag.FlagSet
+	configPath  string
+	cfg         config.Config
+	model       string
+	backend     string
+	mlxLib      string
+	mlxSampling string // the config's; no flag
+	threads     int
+	kvType      string
+	context     int
+	maxTokens   int
+	sampling    engine.SamplerConfig
+	set         map[string]bool // flags given on the command line
 }
 
 func newGenFlags(name string, errOut io.Writer) *genFlags {
@@ -91,6 +92,7 @@ func (g *genFlags) parse(args []string) error {
 	pick(set, "threads", &g.threads, cfg.Threads)
 	pick(set, "backend", &g.backend, cfg.Backend)
 	pick(set, "mlx-lib", &g.mlxLib, cfg.MLXLibrary)
+	g.mlxSampling = cfg.MLXSampling
 	pick(set, "context", &g.context, cfg.Context)
 	pick(set, "kv-type", &g.kvType, cfg.KVType)
 	pick(set, "max-tokens", &g.maxTokens, cfg.MaxTokens)
@@ -134,7 +136,7 @@ func (g *genFlags) openOptions(errOut io.Writer) chatopen.Options {
 
 // backendOptions are the flags' settings for the backends.
 func (g *genFlags) backendOptions() backends.Options {
-	return backends.Options{Threads: g.threads, MLXLibrary: g.mlxLib, KVType: engine.KVType(g.kvType)}
+	return backends.Options{Threads: g.threads, MLXLibrary: g.mlxLib, MLXSampling: g.mlxSampling, KVType: engine.KVType(g.kvType)}
 }
 
 // kvTypeUsage describes the --kv-type flag.
