@@ -2,7 +2,6 @@ package mlxbridge
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
 	"unsafe"
 
@@ -57,12 +56,7 @@ func BenchmarkPick(b *testing.B) {
 		c.kv.logits = t.Keep(t.FromBytes(unsafe.Slice((*byte)(unsafe.Pointer(&logits[0])), 4*vocab), []int{vocab}, mlxc.Float32))
 		return nil
 	})
-	page := os.Getpagesize()
-	words := (vocab + 31) / 32
-	buf := make([]byte, 4*words+2*page)
-	base := (page - int(uintptr(unsafe.Pointer(&buf[0])))%page) % page
-	pages := buf[base : base+(4*words+page-1)/page*page]
-	mask := unsafe.Slice((*uint32)(unsafe.Pointer(&pages[0])), words)
+	mask, pages := pageMask((vocab + 31) / 32)
 	for i := range mask {
 		mask[i] = 0x5555_5555
 	}

@@ -270,10 +270,7 @@ func MaskChain(opt Options) (zeroCopy bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	page := os.Getpagesize()
-	buf := make([]byte, 2*page)
-	off := (page - int(uintptr(unsafe.Pointer(&buf[0])))%page) % page
-	words := unsafe.Slice((*uint32)(unsafe.Pointer(&buf[off])), page/4)
+	words, _ := pageMask(1)
 	err = lib.Do(func(t *mlxc.Thread) error {
 		if !t.CanWrap() {
 			return fmt.Errorf("mlx-c %s cannot wrap memory (mlx_array_new_data_managed is in 0.5.0 and later): tokens are sampled on the host", lib.Release.Name)
@@ -288,6 +285,18 @@ func MaskChain(opt Options) (zeroCopy bool, err error) {
 		zeroCopy = t.DataPointer(t.Wrap(words)) == uintptr(unsafe.Pointer(&words[0]))
 		return nil
 	})
-	runtime.KeepAlive(buf)
+	runtime.KeepAlive(words)
 	return zeroCopy, err
+}
+
+// pageMask is a mask of n words at the start of whole host pages of
+// the Go heap, and those pages: memory laid out as a linear memory's
+// (for the self-check, doctor and the tests).
+func pageMask(n int) (mask []uint32, pages []byte) {
+	page := os.Getpagesize()
+	size := (4*n + page - 1) / page * page
+	buf := make([]byte, size+page)
+	off := (page - int(uintptr(unsafe.Pointer(&buf[0])))%page) % page
+	pages = buf[off : off+size : off+size]
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&pages[0])), n), pages
 }

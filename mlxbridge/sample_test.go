@@ -23,11 +23,9 @@ func TestPickOnDevice(t *testing.T) {
 	f := load(t, "tiny-f32", Options{KVType: engine.KVF32, Sampling: "device"})
 	vocab := f.m.Config.VocabSize
 	words := (vocab + 31) / 32
-	page := os.Getpagesize()
-	buf := make([]byte, 4*page)
-	base := (page - int(uintptr(unsafe.Pointer(&buf[0])))%page) % page
-	pages := buf[base : base+2*page]
 	// The mask's first word on the first page, the rest on the second.
+	page := os.Getpagesize()
+	_, pages := pageMask(2 * page / 4)
 	inPages := unsafe.Slice((*uint32)(unsafe.Pointer(&pages[page-4])), words)
 	configs := []engine.SamplerConfig{
 		{TopP: 1, RepeatPenalty: 1},

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
-	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/safetensors"
@@ -439,12 +437,7 @@ func checkPick(m *engine.Model, opt Options, prompt []int32) error {
 	if err := b.ReadLogits(c, logits); err != nil {
 		return err
 	}
-	page := os.Getpagesize()
-	words := (vocab + 31) / 32
-	buf := make([]byte, 4*words+2*page)
-	base := (page - int(uintptr(unsafe.Pointer(&buf[0])))%page) % page
-	pages := buf[base : base+(4*words+page-1)/page*page]
-	mask := unsafe.Slice((*uint32)(unsafe.Pointer(&pages[0])), words)
+	mask, pages := pageMask((vocab + 31) / 32)
 	for i := range mask {
 		mask[i] = 0x3333_3333 << (i % 3)
 	}
