@@ -144,6 +144,8 @@ var (
 		"mlx_optional_dtype":     {reflect.TypeFor[optionalDtype]()},
 		"mlx_dtype":              {reflect.TypeFor[Dtype]()},
 		"mlx_device_type":        {reflect.TypeFor[DeviceType]()},
+		"mlx_distributed_group":  {reflect.TypeFor[cGroup]()},
+		"mlx_distributed_group*": {reflect.TypeFor[*cGroup]()},
 	}
 )
 

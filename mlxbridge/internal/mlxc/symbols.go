@@ -11,6 +11,7 @@ type (
 	cString      struct{ ctx unsafe.Pointer }
 	cVectorArray struct{ ctx unsafe.Pointer }
 	cDeviceInfo  struct{ ctx unsafe.Pointer }
+	cGroup       struct{ ctx unsafe.Pointer }
 )
 
 // optionalInt is mlx_optional_int.
@@ -129,7 +130,16 @@ type api struct {
 	rope    func(res *cArray, x cArray, dims int32, traditional bool, base optionalFloat, scale float32, offset int32, freqs cArray, s cStream) int32
 	sdpa    func(res *cArray, q, k, v cArray, scale float32, maskMode string, mask, sinks cArray, s cStream) int32
 
+	// distributed_group.h, distributed.h (distributed.go)
+	distributedInit func(res *cGroup, strict bool, backend string) int32 // after 0.6.0
+	groupRank       func(g cGroup) int32
+	groupSize       func(g cGroup) int32
+	allSum          func(res *cArray, x cArray, g cGroup, s cStream) int32
+	allGather       func(res *cArray, x cArray, g cGroup, s cStream) int32
+
 	// The older releases' declarations of the same functions.
+	distributedInit06 func(strict bool, backend string) cGroup                                                                                    // 0.6.0
+	distributedInit05 func(strict bool) cGroup                                                                                                    // 0.5.0 and before: no backend to choose, so not used
 	quantizedMatmul03 func(res *cArray, x, w, scales, biases cArray, transpose bool, groupSize, bits int32, mode string, s cStream) int32         // 0.3.0
 	quantizedMatmul02 func(res *cArray, x, w, scales, biases cArray, transpose bool, groupSize, bits int32, s cStream) int32                      // 0.2.0 and before
 	dequantize04      func(res *cArray, w, scales, biases cArray, groupSize, bits optionalInt, mode string, dtype optionalDtype, s cStream) int32 // 0.4.0-0.5.0
@@ -232,6 +242,11 @@ func (a *api) symbols() []symbol {
 		one("mlx_fast_rms_norm", &a.rmsNorm),
 		one("mlx_fast_rope", &a.rope),
 		{name: "mlx_fast_scaled_dot_product_attention", fns: []any{&a.sdpa, &a.sdpa03, &a.sdpa02}},
+		{name: "mlx_distributed_init", fns: []any{&a.distributedInit, &a.distributedInit06, &a.distributedInit05}},
+		one("mlx_distributed_group_rank", &a.groupRank),
+		one("mlx_distributed_group_size", &a.groupSize),
+		one("mlx_distributed_all_sum", &a.allSum),
+		one("mlx_distributed_all_gather", &a.allGather),
 	}
 }
 
@@ -292,6 +307,13 @@ func (a *api) adapt() {
 					return rc
 				}
 			}
+			return 0
+		}
+	}
+	switch {
+	case a.distributedInit06 != nil:
+		a.distributedInit = func(res *cGroup, strict bool, backend string) int32 {
+			*res = a.distributedInit06(strict, backend)
 			return 0
 		}
 	}
