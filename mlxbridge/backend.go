@@ -61,6 +61,12 @@ type Options struct {
 	// a library is refused, unless DRIFTWOOD_MLXC_TRUST=1.
 	Reference func(*engine.Model) (engine.Backend, error)
 
+	// Group, when it has more than one rank, makes this backend one rank
+	// of a tensor-parallel model (ranks.go): it loads its share of the
+	// weights and meets the other ranks in every forward pass. On rank
+	// 0 it is a whole engine.Backend; the other ranks run Follow.
+	Group *Group
+
 	lib     *mlxc.Lib // a loaded library (the tests' fake), used instead of Library
 	checked bool      // the self-check's own New
 }
@@ -82,6 +88,11 @@ type Backend struct {
 	vocab    *vocabArrays // Pick's per-token constants, made at its first use
 	scratch  []int32      // Pick's in-vocabulary ids
 
+	group          *Group  // set when one rank of several (ranks.go)
+	heads, kvHeads int     // the query and key-value heads on this rank
+	command        []int32 // the command buffer rank 0 sends the others
+	nextCache      int     // the id rank 0 gives its next cache
+
 	mu     sync.Mutex // guards caches: cleanups run on their own goroutine
 	caches map[*kvBuffers]struct{}
 }
@@ -102,6 +113,9 @@ var _ engine.Backend = (*Backend)(nil)
 // naming the failed call.
 func New(m *engine.Model, opt Options) (*Backend, error) {
 	lib := opt.lib
+	if lib == nil && opt.Group != nil {
+		lib = opt.Group.lib
+	}
 	if lib == nil {
 		var err error
 		if lib, err = open(opt.Library); err != nil {
@@ -118,9 +132,17 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{lib: lib, cfg: m.Config, checks: engine.NewChecks("mlx", m), maxBatch: opt.MaxBatch,
-		kvType: kt, layout: kvLayout(kt, m.Config.HeadDim), caches: map[*kvBuffers]struct{}{}}
+		kvType: kt, layout: kvLayout(kt, m.Config.HeadDim), caches: map[*kvBuffers]struct{}{},
+		heads: m.Config.NumAttentionHeads, kvHeads: m.Config.NumKeyValueHeads}
 	if b.maxBatch <= 0 {
 		b.maxBatch = 512
+	}
+	if g := opt.Group; g != nil && g.Size > 1 {
+		if err := shardable(m.Config, g.Size); err != nil {
+			return nil, fmt.Errorf("mlx: %w", err)
+		}
+		b.group, b.heads, b.kvHeads = g, b.heads/g.Size, b.kvHeads/g.Size
+		b.command = make([]int32, commandHeader+b.maxBatch)
 	}
 	err = lib.Do(func(t *mlxc.Thread) error {
 		dev, err := device(t, opt.Device)
@@ -243,6 +265,9 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	if b.sharded() && b.group.Rank == 0 {
+		b.lib.Do(func(t *mlxc.Thread) error { t.Use(b.stream); b.tell(t, opClose, 0, 0, nil); return nil })
+	}
 	b.mu.Lock()
 	caches := b.caches
 	b.caches = nil
@@ -277,7 +302,15 @@ func (b *Backend) NewCache(window int) (engine.Cache, error) {
 		panic("mlxbridge: NewCache on a closed backend")
 	}
 	b.caches[kv] = struct{}{}
+	b.nextCache++
+	kv.id = b.nextCache
 	b.mu.Unlock()
+	if b.sharded() {
+		err := b.lib.Do(func(t *mlxc.Thread) error { t.Use(b.stream); b.tell(t, opNewCache, kv.id, window, nil); return nil })
+		if err != nil {
+			return nil, fmt.Errorf("mlx: %w", err)
+		}
+	}
 	c := &cache{b: b, window: window, kv: kv}
 	runtime.AddCleanup(c, b.release, kv)
 	return c, nil
@@ -290,7 +323,14 @@ func (b *Backend) release(kv *kvBuffers) {
 	delete(b.caches, kv)
 	b.mu.Unlock()
 	if live {
-		b.lib.Do(func(t *mlxc.Thread) error { kv.free(t); return nil })
+		b.lib.Do(func(t *mlxc.Thread) error {
+			kv.free(t)
+			if b.sharded() {
+				t.Use(b.stream)
+				b.tell(t, opCloseCache, kv.id, 0, nil)
+			}
+			return nil
+		})
 	}
 }
 
@@ -336,6 +376,7 @@ func (b *Backend) feed(c *cache, tokens []int32, all bool, out func(*mlxc.Thread
 			case n == len(tokens):
 				mode = logitsLast
 			}
+			b.tell(t, opForward, c.kv.id, 0, tokens[:n])
 			res := b.forward(t, c, tokens[:n], mode)
 			if err := t.Err(); err != nil {
 				c.broken = err

@@ -1,6 +1,7 @@
 package mlxbridge
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -59,6 +60,8 @@ type kvBuffers struct {
 	capacity int
 	// logits is the last token's logits of the last ForwardKeep.
 	logits *mlxc.Array
+	// id names the cache in rank 0's commands to the other ranks.
+	id int
 }
 
 func newKVBuffers(parts, layers int) *kvBuffers {
@@ -112,6 +115,9 @@ func (c *cache) Truncate(n int) {
 		panic(fmt.Sprintf("mlx cache: Truncate(%d) outside [0, %d]", n, c.n))
 	}
 	c.n = n
+	if c.b.sharded() {
+		c.b.lib.Do(func(t *mlxc.Thread) error { t.Use(c.b.stream); c.b.tell(t, opTruncate, c.kv.id, n, nil); return nil })
+	}
 }
 
 // Close implements engine.Cache: it frees the device buffers at once (the
@@ -146,7 +152,7 @@ func (c *cache) usable() error {
 
 // shape is a part's shape over positions positions.
 func (c *cache) shape(part, positions int) []int {
-	return []int{1, c.b.cfg.NumKeyValueHeads, positions, c.b.layout[part].width}
+	return []int{1, c.b.kvHeads, positions, c.b.layout[part].width}
 }
 
 // reserve makes room for need positions, growing by whole steps, so that
@@ -244,14 +250,15 @@ func (c *cache) Export() (*engine.KVState, error) {
 	}
 	err := c.b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(c.b.stream)
-		origin := make([]int, 4)
+		c.b.tell(t, opExport, c.kv.id, 0, nil)
+		parts := c.gather(t)
 		for p, d := range dst {
 			for l := range *d {
 				if c.n == 0 {
 					(*d)[l] = []byte{}
 					continue
 				}
-				(*d)[l] = t.Bytes(t.Slice(c.kv.parts[p][l], origin, c.shape(p, c.n)))
+				(*d)[l] = t.Bytes(parts[p][l])
 			}
 		}
 		return nil
@@ -270,6 +277,9 @@ func (c *cache) Import(s *engine.KVState) error {
 	c.live()
 	if err := c.b.checks.Import(c, s); err != nil {
 		return err
+	}
+	if c.b.sharded() {
+		return errors.New("mlx: restoring a KV state on a model split across ranks is not supported yet")
 	}
 	err := c.b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(c.b.stream)

@@ -37,6 +37,11 @@ func (b *Backend) forward(t *mlxc.Thread, c *cache, tokens []int32, out logitsMo
 		x = t.Add(x, b.mlp(t, l, t.RMSNorm(x, l.postAttentionLayernorm, eps)))
 	}
 	outputs := c.kv.all()
+	if b.sharded() {
+		// The last layer's two all_sums feed no cache: evaluated here
+		// too, every rank meets the others in each of them.
+		outputs = append(outputs, x)
+	}
 	var logits *mlxc.Array
 	if out != logitsNone {
 		if out == logitsLast && n > 1 {
@@ -59,9 +64,9 @@ func (b *Backend) attention(t *mlxc.Thread, l *layer, c *cache, layer, n int, h,
 	cfg := b.cfg
 	hd := cfg.HeadDim
 	// qkv, with Qwen2's biases
-	q := heads(t, withBias(t, l.qProj.mul(t, h), l.qBias), n, cfg.NumAttentionHeads, hd)
-	k := heads(t, withBias(t, l.kProj.mul(t, h), l.kBias), n, cfg.NumKeyValueHeads, hd)
-	v := heads(t, withBias(t, l.vProj.mul(t, h), l.vBias), n, cfg.NumKeyValueHeads, hd)
+	q := heads(t, withBias(t, l.qProj.mul(t, h), l.qBias), n, b.heads, hd)
+	k := heads(t, withBias(t, l.kProj.mul(t, h), l.kBias), n, b.kvHeads, hd)
+	v := heads(t, withBias(t, l.vProj.mul(t, h), l.vBias), n, b.kvHeads, hd)
 	if l.qNorm != nil {
 		// Qwen3: RMSNorm of each query and key head before RoPE
 		eps := float32(cfg.RMSNormEps)
@@ -81,8 +86,8 @@ func (b *Backend) attention(t *mlxc.Thread, l *layer, c *cache, layer, n int, h,
 	} else {
 		o = t.Attention(q, parts[partK], parts[partV], scale, n > 1)
 	}
-	o = t.Reshape(t.Transpose(o, 0, 2, 1, 3), 1, n, cfg.NumAttentionHeads*hd)
-	return l.oProj.mul(t, o)
+	o = t.Reshape(t.Transpose(o, 0, 2, 1, 3), 1, n, b.heads*hd)
+	return b.reduce(t, l.oProj.mul(t, o))
 }
 
 // quantizedAttention is attention over a q8_0 cache's parts (positions
@@ -94,8 +99,8 @@ func (b *Backend) attention(t *mlxc.Thread, l *layer, c *cache, layer, n int, h,
 // so is the result.
 func (b *Backend) quantizedAttention(t *mlxc.Thread, q *mlxc.Array, parts []*mlxc.Array, scale float32, n, s int, mask *mlxc.Array) *mlxc.Array {
 	cfg := b.cfg
-	kvh, hd := cfg.NumKeyValueHeads, cfg.HeadDim
-	rep := cfg.NumAttentionHeads / kvh
+	kvh, hd := b.kvHeads, cfg.HeadDim
+	rep := b.heads / kvh
 	q = t.Reshape(t.Multiply(q, t.FromBytes(float32Bytes([]float32{scale}), []int{1}, mlxc.Float32)), 1, kvh, rep, n, hd)
 	group := func(p int) *mlxc.Array { // (1, kv_heads, 1, s, width): one kv head for rep query heads
 		return t.Reshape(parts[p], 1, kvh, 1, s, b.layout[p].width)
@@ -105,7 +110,7 @@ func (b *Backend) quantizedAttention(t *mlxc.Thread, q *mlxc.Array, parts []*mlx
 		scores = t.Add(scores, mask)
 	}
 	o := t.QuantizedMatmulN(t.Softmax(scores, -1, true), group(partV), group(partVScales), group(partVBiases), q8Group, q8Bits)
-	return t.Reshape(o, 1, cfg.NumAttentionHeads, n, hd)
+	return t.Reshape(o, 1, b.heads, n, hd)
 }
 
 // causalMask is the additive mask of n queries at the last n of s
@@ -137,5 +142,5 @@ func heads(t *mlxc.Thread, x *mlxc.Array, n, heads, hd int) *mlxc.Array {
 // mlp is the SwiGLU feed-forward block: down(silu(gate(h)) · up(h)).
 func (b *Backend) mlp(t *mlxc.Thread, l *layer, h *mlxc.Array) *mlxc.Array {
 	g := l.gateProj.mul(t, h)
-	return l.downProj.mul(t, t.Multiply(t.Multiply(g, t.Sigmoid(g)), l.upProj.mul(t, h)))
+	return b.reduce(t, l.downProj.mul(t, t.Multiply(t.Multiply(g, t.Sigmoid(g)), l.upProj.mul(t, h))))
 }

@@ -78,7 +78,7 @@ func SelfCheck(opt Options, ref func(*engine.Model) (engine.Backend, error)) (*S
 		}
 		opt.lib = lib
 	}
-	opt.checked = true
+	opt.checked, opt.Group = true, nil // a check of this process alone
 	opt.KVType = engine.KVF32 // held to the float reference's tolerance
 	mb, err := New(m, opt)
 	if err != nil {

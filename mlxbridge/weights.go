@@ -88,10 +88,14 @@ func (b *Backend) load(t *mlxc.Thread, w *engine.Weights) error {
 	for i := range w.Layers {
 		src, dst := &w.Layers[i], &b.w.layers[i]
 		dst.inputLayernorm, dst.postAttentionLayernorm = l.vector(&src.InputLayernorm), l.vector(&src.PostAttentionLayernorm)
-		dst.qProj, dst.kProj, dst.vProj, dst.oProj = l.qk(&src.QProj), l.qk(&src.KProj), l.matrix(&src.VProj), l.matrix(&src.OProj)
-		dst.gateProj, dst.upProj, dst.downProj = l.matrix(&src.GateProj), l.matrix(&src.UpProj), l.matrix(&src.DownProj)
+		// On one rank of several, its rows of the projections into the
+		// heads and the feed-forward width, its columns of those out.
+		dst.qProj, dst.kProj = l.share(l.qk(&src.QProj), true), l.share(l.qk(&src.KProj), true)
+		dst.vProj, dst.oProj = l.share(l.matrix(&src.VProj), true), l.share(l.matrix(&src.OProj), false)
+		dst.gateProj, dst.upProj = l.share(l.matrix(&src.GateProj), true), l.share(l.matrix(&src.UpProj), true)
+		dst.downProj = l.share(l.matrix(&src.DownProj), false)
 		if b.cfg.QKVBias() {
-			dst.qBias, dst.kBias, dst.vBias = l.vector(&src.QBias), l.vector(&src.KBias), l.vector(&src.VBias)
+			dst.qBias, dst.kBias, dst.vBias = l.shareVector(l.vector(&src.QBias)), l.shareVector(l.vector(&src.KBias)), l.shareVector(l.vector(&src.VBias))
 		}
 		if b.cfg.QKNorm() {
 			dst.qNorm, dst.kNorm = l.vector(&src.QNorm), l.vector(&src.KNorm)

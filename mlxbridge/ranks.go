@@ -1,0 +1,294 @@
+package mlxbridge
+
+import (
+	"errors"
+	"fmt"
+	"os/signal"
+	"syscall"
+	"unsafe"
+
+	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
+)
+
+// Tensor parallelism over an MLX distributed group, as mlx-lm's sharded
+// models do: every rank holds the query, key, value, gate and up
+// projections' rows of its share of the heads and of the feed-forward
+// width, and the output and down projections' matching columns; their
+// partial products are summed over the group (all_sum), twice a layer.
+// The embedding, the norms and the output layer are whole on every rank.
+// Rank 0 drives: before each call that computes, it tells the other
+// ranks what to run (a small command broadcast over the same group), so
+// that every rank meets the others in the same collectives in the same
+// order; the others only follow (Follow).
+
+// Group is the MLX distributed group this process is a rank of.
+type Group struct {
+	lib *mlxc.Lib
+	g   *mlxc.Group
+	// Rank is this process's rank, Size the group's.
+	Rank, Size int
+}
+
+// JoinGroup loads libmlxc (as Options.Library says) and joins the group
+// that MLX_RANK and MLX_HOSTFILE describe, over MLX's ring backend (TCP),
+// waiting for every rank to join.
+//
+// A rank that goes away closes its sockets; MLX's next send to it would
+// raise SIGPIPE on MLX's thread, which kills a Go program, so JoinGroup
+// ignores SIGPIPE for the process: the send fails and MLX reports it as
+// an error of the collective instead.
+func JoinGroup(library string) (*Group, error) {
+	lib, err := open(library)
+	if err != nil {
+		return nil, err
+	}
+	signal.Ignore(syscall.SIGPIPE)
+	var g *mlxc.Group
+	err = lib.Do(func(t *mlxc.Thread) error {
+		g, err = t.JoinGroup("ring")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mlx: joining the ranks: %w", err)
+	}
+	return &Group{lib: lib, g: g, Rank: g.Rank, Size: g.Size}, nil
+}
+
+// The commands rank 0 sends before each call that computes.
+const (
+	opForward    = iota + 1 // cache, n tokens: a forward pass
+	opTruncate              // cache, n: Truncate(n)
+	opNewCache              // cache, window: NewCache(window)
+	opCloseCache            // cache
+	opExport                // cache: Export (the heads gathered)
+	opClose                 // the backend closes; Follow returns
+)
+
+// commandHeader is a command's fields before its tokens: op, cache, a
+// number, the token count.
+const commandHeader = 4
+
+// sharded says whether the backend is one rank of several.
+func (b *Backend) sharded() bool { return b.group != nil && b.group.Size > 1 }
+
+// tell sends a command from rank 0 to the others (an all_sum to which
+// they add zeros). It does nothing on a single rank.
+func (b *Backend) tell(t *mlxc.Thread, op, cache, a int, tokens []int32) {
+	if !b.sharded() {
+		return
+	}
+	cmd := b.command[:commandHeader+b.maxBatch]
+	clear(cmd)
+	cmd[0], cmd[1], cmd[2], cmd[3] = int32(op), int32(cache), int32(a), int32(len(tokens))
+	copy(cmd[commandHeader:], tokens)
+	t.Eval(t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), b.group.g))
+}
+
+// hear waits for rank 0's next command.
+func (b *Backend) hear(t *mlxc.Thread) (op, cache, a int, tokens []int32) {
+	cmd := b.command[:commandHeader+b.maxBatch]
+	clear(cmd)
+	sum := t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), b.group.g)
+	raw := t.Bytes(t.AsType(sum, mlxc.Uint32)) // every field is 0 or more
+	if t.Err() != nil {
+		return 0, 0, 0, nil
+	}
+	got := unsafe.Slice((*int32)(unsafe.Pointer(&raw[0])), len(cmd))
+	n := int(got[3])
+	if n < 0 || n > b.maxBatch {
+		n = 0
+	}
+	return int(got[0]), int(got[1]), int(got[2]), got[commandHeader : commandHeader+n]
+}
+
+// Follow runs a rank other than 0: it loads its share of m, as rank 0
+// does with the same options, and runs what rank 0 tells it until rank 0
+// closes its backend. It returns the first error (an MLX error, or a
+// command it cannot run); rank 0 then fails in the next collective.
+func Follow(m *engine.Model, opt Options) error {
+	if opt.Group == nil || opt.Group.Rank == 0 {
+		return errors.New("mlx: Follow runs the ranks other than 0")
+	}
+	b, err := New(m, opt)
+	if err != nil {
+		return err
+	}
+	defer b.closeQuietly()
+	caches := map[int]*cache{}
+	for {
+		var fail error
+		done := false
+		err := b.lib.Do(func(t *mlxc.Thread) error {
+			t.Use(b.stream)
+			op, id, a, tokens := b.hear(t)
+			if t.Err() != nil {
+				return t.Err()
+			}
+			c := caches[id]
+			if c == nil && op != opNewCache && op != opClose {
+				fail = fmt.Errorf("mlx rank %d: rank 0 names cache %d, which it never made", b.group.Rank, id)
+				return nil
+			}
+			switch op {
+			case opNewCache:
+				caches[id] = &cache{b: b, window: a, kv: newKVBuffers(len(b.layout), b.cfg.NumHiddenLayers)}
+			case opForward:
+				b.forward(t, c, tokens, logitsNone)
+			case opTruncate:
+				c.n = min(a, c.n)
+			case opCloseCache:
+				c.kv.free(t)
+				delete(caches, id)
+			case opExport:
+				c.gather(t)
+			case opClose:
+				done = true
+			default:
+				fail = fmt.Errorf("mlx rank %d: unknown command %d from rank 0", b.group.Rank, op)
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			return err
+		case fail != nil:
+			return fail
+		case done:
+			return nil
+		}
+	}
+}
+
+// closeQuietly frees a follower's arrays without telling anyone.
+func (b *Backend) closeQuietly() {
+	g := b.group
+	b.group = nil
+	b.Close()
+	b.group = g
+}
+
+// shardable checks that the model divides into the group's ranks: whole
+// heads, key-value heads and feed-forward columns on each.
+func shardable(cfg *engine.Config, n int) error {
+	switch {
+	case cfg.NumKeyValueHeads%n != 0:
+		return fmt.Errorf("the model's %d key-value heads do not divide among %d ranks", cfg.NumKeyValueHeads, n)
+	case cfg.IntermediateSize%n != 0:
+		return fmt.Errorf("the model's feed-forward width %d does not divide among %d ranks", cfg.IntermediateSize, n)
+	}
+	return nil
+}
+
+// share keeps rank's share of m, of n: its rows (byRows) or its
+// columns, each part of the group's width. The whole matrix was read;
+// the share is made contiguous and evaluated, and the whole freed, one
+// matrix at a time, so that a rank never holds more than its shares and
+// one whole matrix.
+func (l *loader) share(m matrix, byRows bool) matrix {
+	g := l.b.group
+	if l.err != nil || g == nil || g.Size < 2 {
+		return m
+	}
+	part := func(a *mlxc.Array) *mlxc.Array {
+		if a == nil {
+			return nil
+		}
+		shape := l.t.Shape(a)
+		axis := 1
+		if byRows {
+			axis = 0
+		}
+		if shape[axis]%g.Size != 0 {
+			if l.err == nil {
+				l.err = fmt.Errorf("a weight of shape %v does not divide among %d ranks along axis %d (quantisation groups must not straddle ranks)", shape, g.Size, axis)
+			}
+			return a
+		}
+		w := shape[axis] / g.Size
+		lo, hi := []int{0, 0}, slicesClone(shape)
+		lo[axis], hi[axis] = g.Rank*w, (g.Rank+1)*w
+		s := l.t.Contiguous(l.t.Slice(a, lo, hi))
+		l.t.Eval(s)
+		l.swap(a, s)
+		return s
+	}
+	out := m
+	out.w, out.scales, out.biases = part(m.w), part(m.scales), part(m.biases)
+	if m.wT != nil {
+		l.swap(m.wT, nil)
+		out.wT = l.keep(l.t.Transpose(out.w, 1, 0))
+	}
+	if m.plus != nil {
+		p := l.share(*m.plus, byRows)
+		out.plus = &p
+	}
+	return out
+}
+
+// shareVector keeps rank's share of a bias vector (Qwen2's).
+func (l *loader) shareVector(v *mlxc.Array) *mlxc.Array {
+	g := l.b.group
+	if l.err != nil || v == nil || g == nil || g.Size < 2 {
+		return v
+	}
+	n := l.t.Shape(v)[0] / g.Size
+	s := l.t.Contiguous(l.t.Slice(v, []int{g.Rank * n}, []int{(g.Rank + 1) * n}))
+	l.t.Eval(s)
+	l.swap(v, s)
+	return s
+}
+
+// swap replaces old among the backend's arrays with new (or drops it
+// when new is nil) and frees old. old is one of the last arrays kept.
+func (l *loader) swap(old, new *mlxc.Array) {
+	owned := l.b.owned
+	for i := len(owned) - 1; i >= 0; i-- {
+		if owned[i] == old {
+			if new == nil {
+				owned = append(owned[:i], owned[i+1:]...)
+			} else {
+				owned[i] = l.t.Keep(new)
+			}
+			break
+		}
+	}
+	l.b.owned = owned
+	l.t.Free(old)
+}
+
+func slicesClone(s []int) []int { return append([]int(nil), s...) }
+
+// reduce sums a partial product over the group's ranks (the output and
+// down projections' columns); on a single rank it is x.
+func (b *Backend) reduce(t *mlxc.Thread, x *mlxc.Array) *mlxc.Array {
+	if !b.sharded() {
+		return x
+	}
+	return t.AllSum(x, b.group.g)
+}
+
+// gather is a cache's used positions with every rank's heads, in head
+// order, as Export gives them, evaluated: on every rank (each must take
+// part, in the same order).
+func (c *cache) gather(t *mlxc.Thread) [][]*mlxc.Array {
+	out := make([][]*mlxc.Array, len(c.kv.parts))
+	origin := make([]int, 4)
+	var all []*mlxc.Array
+	for p := range c.kv.parts {
+		out[p] = make([]*mlxc.Array, len(c.kv.parts[p]))
+		for l, buf := range c.kv.parts[p] {
+			if c.n == 0 {
+				continue
+			}
+			x := t.Slice(buf, origin, c.shape(p, c.n))
+			if c.b.sharded() {
+				x = t.AllGather(t.Reshape(x, c.b.kvHeads, c.n, c.b.layout[p].width), c.b.group.g)
+			}
+			out[p][l] = x
+			all = append(all, x)
+		}
+	}
+	t.Eval(all...)
+	return out
+}
