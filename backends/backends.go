@@ -26,6 +26,8 @@ type Options struct {
 	MLXLibrary string
 	// MLXSampling is the MLX backend's mlxbridge.Options.Sampling.
 	MLXSampling string
+	// MLXGroup is the MLX backend's mlxbridge.Options.Group.
+	MLXGroup *mlxbridge.Group
 	// KVType is the KV cache type of either backend ("" the default).
 	KVType engine.KVType
 }
@@ -45,7 +47,7 @@ func List() []Backend {
 			return nilIfFailed(cpu.New(m, cpu.Options{Threads: opt.Threads, KVType: opt.KVType}))
 		}},
 		{"mlx", func(m *engine.Model, opt Options) (engine.Backend, error) {
-			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, Sampling: opt.MLXSampling, KVType: opt.KVType, Reference: FloatCPU}))
+			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, Sampling: opt.MLXSampling, KVType: opt.KVType, Group: opt.MLXGroup, Reference: FloatCPU}))
 		}},
 	}
 }

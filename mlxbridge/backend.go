@@ -92,6 +92,10 @@ type Backend struct {
 	heads, kvHeads int     // the query and key-value heads on this rank
 	command        []int32 // the command buffer rank 0 sends the others
 	nextCache      int     // the id rank 0 gives its next cache
+	// lost is the error of a collective that failed (a rank went away):
+	// the ranks are out of step, so no command is sent after it (it
+	// could wait for a rank that is gone).
+	lost error
 
 	mu     sync.Mutex // guards caches: cleanups run on their own goroutine
 	caches map[*kvBuffers]struct{}
@@ -365,6 +369,9 @@ func (b *Backend) cacheOf(ec engine.Cache) (*cache, error) {
 // feed runs tokens through the model in batches of at most maxBatch and
 // hands out the logits of every token (all) or of the last.
 func (b *Backend) feed(c *cache, tokens []int32, all bool, out func(*mlxc.Thread, *mlxc.Array)) error {
+	if b.lost != nil {
+		return fmt.Errorf("mlx: a rank was lost earlier (%w): the model can no longer run", b.lost)
+	}
 	err := b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(b.stream)
 		for len(tokens) > 0 {
@@ -380,6 +387,10 @@ func (b *Backend) feed(c *cache, tokens []int32, all bool, out func(*mlxc.Thread
 			res := b.forward(t, c, tokens[:n], mode)
 			if err := t.Err(); err != nil {
 				c.broken = err
+				if b.sharded() {
+					b.lost = err
+					return fmt.Errorf("running across %d ranks: %w", b.group.Size, err)
+				}
 				return err
 			}
 			if mode != logitsNone {

@@ -75,7 +75,7 @@ func (b *Backend) sharded() bool { return b.group != nil && b.group.Size > 1 }
 // tell sends a command from rank 0 to the others (an all_sum to which
 // they add zeros). It does nothing on a single rank.
 func (b *Backend) tell(t *mlxc.Thread, op, cache, a int, tokens []int32) {
-	if !b.sharded() {
+	if !b.sharded() || b.lost != nil {
 		return
 	}
 	cmd := b.command[:commandHeader+b.maxBatch]
@@ -83,6 +83,9 @@ func (b *Backend) tell(t *mlxc.Thread, op, cache, a int, tokens []int32) {
 	cmd[0], cmd[1], cmd[2], cmd[3] = int32(op), int32(cache), int32(a), int32(len(tokens))
 	copy(cmd[commandHeader:], tokens)
 	t.Eval(t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), b.group.g))
+	if t.Err() != nil {
+		b.lost = t.Err()
+	}
 }
 
 // hear waits for rank 0's next command.

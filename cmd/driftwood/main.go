@@ -26,6 +26,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"chat":        {"the chat (what driftwood with no command opens)", cmdChat},
 		"run":         {"generate a reply to a prompt", cmdRun},
+		"rank":        {"run one rank of a model split across processes (started by run --ranks, or by hand with --hostfile)", cmdRank},
 		"bench":       {"measure prefill and decode speed", cmdBench},
 		"tokenize":    {"print the token ids of a text", cmdTokenize},
 		"doctor":      {"check the MLX library and run a one-token smoke test", cmdDoctor},

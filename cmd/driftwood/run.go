@@ -15,6 +15,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/engine"
 	"github.com/driftwoodlabs/driftwood/engine/cpu"
+	"github.com/driftwoodlabs/driftwood/mlxbridge"
 	"github.com/driftwoodlabs/driftwood/sessions"
 )
 
@@ -27,7 +28,8 @@ type genFlags struct {
 	model       string
 	backend     string
 	mlxLib      string
-	mlxSampling string // the config's; no flag
+	mlxSampling string           // the config's; no flag
+	group       *mlxbridge.Group // the ranks the model is split across, when it is
 	threads     int
 	kvType      string
 	context     int
@@ -136,7 +138,7 @@ func (g *genFlags) openOptions(errOut io.Writer) chatopen.Options {
 
 // backendOptions are the flags' settings for the backends.
 func (g *genFlags) backendOptions() backends.Options {
-	return backends.Options{Threads: g.threads, MLXLibrary: g.mlxLib, MLXSampling: g.mlxSampling, KVType: engine.KVType(g.kvType)}
+	return backends.Options{Threads: g.threads, MLXLibrary: g.mlxLib, MLXSampling: g.mlxSampling, MLXGroup: g.group, KVType: engine.KVType(g.kvType)}
 }
 
 // kvTypeUsage describes the --kv-type flag.
@@ -166,6 +168,8 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	thinkFlag := g.fs.Bool("think", false, "with --chat or a session: --think=false asks a model whose template reads enable_thinking (Qwen3) to answer without thinking first; --think asks it to think (default: the session's setting, else the template's)")
 	var cf controllerFlags
 	cf.register(g.fs)
+	var rf rankFlags
+	rf.register(g.fs)
 	if err := g.parse(args); err != nil {
 		return err
 	}
@@ -193,6 +197,21 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	if err := g.needModel(); err != nil {
 		return err
+	}
+	if rf.active() {
+		if inSession {
+			return errors.New("--ranks and --hostfile do not take a session yet: restoring a KV state on a split model is not built")
+		}
+		group, wait, err := rf.join(g, errOut)
+		if err != nil {
+			return err
+		}
+		g.group = group
+		defer func() {
+			if werr := wait(); werr != nil {
+				fmt.Fprintf(errOut, "driftwood run: %v\n", werr)
+			}
+		}()
 	}
 	l, err := chatopen.Open(ctx, g.model, g.openOptions(errOut))
 	if _, fromSession := target.Model(); err != nil && fromSession && !g.set["model"] {
