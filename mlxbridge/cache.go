@@ -1,7 +1,6 @@
 package mlxbridge
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -278,31 +277,17 @@ func (c *cache) Import(s *engine.KVState) error {
 	if err := c.b.checks.Import(c, s); err != nil {
 		return err
 	}
-	if c.b.sharded() {
-		return errors.New("mlx: restoring a KV state on a model split across ranks is not supported yet")
+	if c.b.lost != nil {
+		return fmt.Errorf("mlx: a rank was lost earlier (%w): the model can no longer run", c.b.lost)
 	}
 	err := c.b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(c.b.stream)
-		kv := c.kv
-		kv.free(t)
-		c.n = 0
-		if s.Len == 0 {
-			return nil
+		get := fromState(t, s)
+		if c.b.sharded() {
+			c.b.tell(t, opImport, c.kv.id, s.Len, stateHeader(s))
+			get = c.b.broadcast(t, s)
 		}
-		kv.capacity = min((s.Len+cacheStep-1)/cacheStep*cacheStep, c.window)
-		origin := make([]int, 4)
-		var all []*mlxc.Array
-		for l := range c.b.cfg.NumHiddenLayers {
-			for i := range 2 {
-				enc := c.decode(t, s, l, i == 1)
-				for j, p := range c.partsOf(i == 1) {
-					buf := t.SliceUpdate(t.Zeros(c.shape(p, kv.capacity), c.b.layout[p].dtype), enc[j], origin, c.shape(p, s.Len))
-					kv.parts[p][l] = t.Keep(buf)
-					all = append(all, buf)
-				}
-			}
-		}
-		t.Eval(all...)
+		c.importState(t, s, get)
 		return nil
 	})
 	if err != nil {
@@ -313,27 +298,80 @@ func (c *cache) Import(s *engine.KVState) error {
 	return nil
 }
 
+// importState replaces the cache's contents with s, whose tensors get
+// gives on the device; a rank of several keeps its heads.
+func (c *cache) importState(t *mlxc.Thread, s *engine.KVState, get kvTensor) {
+	kv := c.kv
+	kv.free(t)
+	c.n = 0
+	if s.Len == 0 {
+		return
+	}
+	kv.capacity = min((s.Len+cacheStep-1)/cacheStep*cacheStep, c.window)
+	origin := make([]int, 4)
+	var all []*mlxc.Array
+	for l := range c.b.cfg.NumHiddenLayers {
+		for i := range 2 {
+			enc := c.decode(t, s, l, i == 1, get)
+			for j, p := range c.partsOf(i == 1) {
+				x := enc[j]
+				if c.b.sharded() {
+					w := c.b.kvHeads
+					x = t.Slice(x, []int{0, c.b.group.Rank * w, 0, 0}, []int{1, (c.b.group.Rank + 1) * w, s.Len, c.b.layout[p].width})
+				}
+				buf := t.SliceUpdate(t.Zeros(c.shape(p, kv.capacity), c.b.layout[p].dtype), x, origin, c.shape(p, s.Len))
+				kv.parts[p][l] = t.Keep(buf)
+				all = append(all, buf)
+			}
+		}
+	}
+	t.Eval(all...)
+	if t.Err() == nil {
+		c.n = s.Len
+	}
+}
+
+// kvTensor gives one tensor of a KV state's layer on the device, of
+// shape and dtype: which is 0 for K, 1 for V, then K's scales and biases
+// and V's (a quantised state's).
+type kvTensor func(layer, which int, shape []int, dtype mlxc.Dtype) *mlxc.Array
+
+// fromState gives s's tensors from its bytes.
+func fromState(t *mlxc.Thread, s *engine.KVState) kvTensor {
+	return func(layer, which int, shape []int, dtype mlxc.Dtype) *mlxc.Array {
+		return t.FromBytes(stateBytes(s, layer, which), shape, dtype)
+	}
+}
+
+// stateBytes is the bytes of one tensor of s (see kvTensor).
+func stateBytes(s *engine.KVState, layer, which int) []byte {
+	switch which {
+	case 0:
+		return s.K[layer]
+	case 1:
+		return s.V[layer]
+	}
+	q := s.Quant
+	return [][][]byte{q.KScales, q.KBiases, q.VScales, q.VBiases}[which-2][layer]
+}
+
 // decode is a layer's keys (v false) or values (v true) of s on the
 // device, as encode gives them for this cache.
-func (c *cache) decode(t *mlxc.Thread, s *engine.KVState, layer int, v bool) []*mlxc.Array {
+func (c *cache) decode(t *mlxc.Thread, s *engine.KVState, layer int, v bool, get kvTensor) []*mlxc.Array {
 	kvh, n, hd := s.KVHeads, s.Len, s.HeadDim
-	data := s.K[layer]
+	which := 0
 	if v {
-		data = s.V[layer]
+		which = 1
 	}
 	q := s.Quant
 	if q == nil {
 		dt, _ := mlxDtype(s.DType) // F32, F16 or BF16 (ValidateKV)
-		return c.encode(t, t.FromBytes(data, []int{1, kvh, n, hd}, dt))
+		return c.encode(t, get(layer, which, []int{1, kvh, n, hd}, dt))
 	}
 	sdt, _ := mlxDtype(q.ScaleDType)
-	sc, bi := q.KScales[layer], q.KBiases[layer]
-	if v {
-		sc, bi = q.VScales[layer], q.VBiases[layer]
-	}
 	groups := []int{1, kvh, n, hd / q.Group}
-	codes := t.FromBytes(data, []int{1, kvh, n, hd * q.Bits / 32}, mlxc.Uint32)
-	scales, biases := t.FromBytes(sc, groups, sdt), t.FromBytes(bi, groups, sdt)
+	codes := get(layer, which, []int{1, kvh, n, hd * q.Bits / 32}, mlxc.Uint32)
+	scales, biases := get(layer, 2+2*which, groups, sdt), get(layer, 3+2*which, groups, sdt)
 	if c.b.kvType == engine.KVQ8 && q.Group == q8Group && q.Bits == q8Bits {
 		return []*mlxc.Array{codes, t.AsType(scales, mlxc.Float16), t.AsType(biases, mlxc.Float16)}
 	}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"slices"
 	"syscall"
 	"unsafe"
 
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/safetensors"
 	"github.com/driftwoodlabs/driftwood/mlxbridge/internal/mlxc"
 )
 
@@ -62,6 +64,7 @@ const (
 	opNewCache              // cache, window: NewCache(window)
 	opCloseCache            // cache
 	opExport                // cache: Export (the heads gathered)
+	opImport                // cache, len; tokens: stateHeader: Import (the state sent)
 	opClose                 // the backend closes; Follow returns
 )
 
@@ -145,6 +148,13 @@ func Follow(m *engine.Model, opt Options) error {
 				delete(caches, id)
 			case opExport:
 				c.gather(t)
+			case opImport:
+				s, err := stateFromHeader(b.cfg, a, tokens)
+				if err != nil {
+					fail = fmt.Errorf("mlx rank %d: %w", b.group.Rank, err)
+					return nil
+				}
+				c.importState(t, s, b.receive(t))
 			case opClose:
 				done = true
 			default:
@@ -209,7 +219,7 @@ func (l *loader) share(m matrix, byRows bool) matrix {
 			return a
 		}
 		w := shape[axis] / g.Size
-		lo, hi := []int{0, 0}, slicesClone(shape)
+		lo, hi := []int{0, 0}, slices.Clone(shape)
 		lo[axis], hi[axis] = g.Rank*w, (g.Rank+1)*w
 		s := l.t.Contiguous(l.t.Slice(a, lo, hi))
 		l.t.Eval(s)
@@ -260,8 +270,6 @@ func (l *loader) swap(old, new *mlxc.Array) {
 	l.t.Free(old)
 }
 
-func slicesClone(s []int) []int { return append([]int(nil), s...) }
-
 // reduce sums a partial product over the group's ranks (the output and
 // down projections' columns); on a single rank it is x.
 func (b *Backend) reduce(t *mlxc.Thread, x *mlxc.Array) *mlxc.Array {
@@ -294,4 +302,81 @@ func (c *cache) gather(t *mlxc.Thread) [][]*mlxc.Array {
 	}
 	t.Eval(all...)
 	return out
+}
+
+// kvDTypes numbers the dtypes of a KV state's tensors in stateHeader.
+var kvDTypes = []safetensors.DType{safetensors.F32, safetensors.F16, safetensors.BF16, safetensors.U32}
+
+// stateHeader is what the other ranks need to receive a KV state besides
+// its length and the model's shape: its dtype and quantisation.
+func stateHeader(s *engine.KVState) []int32 {
+	h := []int32{int32(slices.Index(kvDTypes, s.DType)), 0, 0, 0}
+	if q := s.Quant; q != nil {
+		h[1], h[2], h[3] = int32(q.Group), int32(q.Bits), int32(slices.Index(kvDTypes, q.ScaleDType))
+	}
+	return h
+}
+
+// stateFromHeader is the KV state rank 0 is sending, without its data.
+func stateFromHeader(cfg *engine.Config, n int, h []int32) (*engine.KVState, error) {
+	dtype := func(i int32) (safetensors.DType, error) {
+		if i < 0 || int(i) >= len(kvDTypes) {
+			return "", fmt.Errorf("rank 0 sends a KV state of dtype %d", i)
+		}
+		return kvDTypes[i], nil
+	}
+	if len(h) != 4 {
+		return nil, fmt.Errorf("rank 0 sends a KV state header of %d numbers", len(h))
+	}
+	s := &engine.KVState{Len: n, KVHeads: cfg.NumKeyValueHeads, HeadDim: cfg.HeadDim}
+	var err error
+	if s.DType, err = dtype(h[0]); err != nil {
+		return nil, err
+	}
+	if h[1] != 0 {
+		q := &engine.KVQuant{Group: int(h[1]), Bits: int(h[2])}
+		if q.ScaleDType, err = dtype(h[3]); err != nil {
+			return nil, err
+		}
+		s.Quant = q
+	}
+	return s, nil
+}
+
+// broadcast gives s's tensors on every rank: rank 0 sends each (an
+// all_sum of its bytes as words, which the others add zeros to).
+func (b *Backend) broadcast(t *mlxc.Thread, s *engine.KVState) kvTensor {
+	return func(layer, which int, shape []int, dtype mlxc.Dtype) *mlxc.Array {
+		data := stateBytes(s, layer, which)
+		words := make([]byte, (len(data)+3)/4*4)
+		copy(words, data)
+		return b.exchange(t, t.FromBytes(words, []int{len(words) / 4}, mlxc.Uint32), shape, dtype)
+	}
+}
+
+// receive is broadcast on the other ranks.
+func (b *Backend) receive(t *mlxc.Thread) kvTensor {
+	return func(layer, which int, shape []int, dtype mlxc.Dtype) *mlxc.Array {
+		n := dtype.Size()
+		for _, d := range shape {
+			n *= d
+		}
+		return b.exchange(t, t.Zeros([]int{(n + 3) / 4}, mlxc.Uint32), shape, dtype)
+	}
+}
+
+// exchange sums words over the ranks, at once (so that every rank meets
+// the others in the same order), and reads the sum as a tensor of shape
+// and dtype.
+func (b *Backend) exchange(t *mlxc.Thread, words *mlxc.Array, shape []int, dtype mlxc.Dtype) *mlxc.Array {
+	sum := t.AllSum(words, b.group.g)
+	t.Eval(sum)
+	if t.Err() != nil {
+		b.lost = t.Err()
+	}
+	count := 1
+	for _, d := range shape {
+		count *= d
+	}
+	return t.Reshape(t.Slice(t.View(sum, dtype), []int{0}, []int{count}), shape...)
 }

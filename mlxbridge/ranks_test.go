@@ -84,6 +84,18 @@ func TestRanks(t *testing.T) {
 				t.Errorf("%s layer %d: the exported KV of two ranks differs from one's by %.2g (%d heads, want %d)", name, l, d, b.kv.KVHeads, a.kv.KVHeads)
 			}
 		}
+		// Each side's exported state, imported on the other, decodes
+		// the next token as the exporter does.
+		next := []int32{a.ids[len(a.ids)-1]}
+		for _, c := range []struct {
+			from         *engine.KVState
+			to, exporter *Backend
+		}{{a.kv, two, one}, {b.kv, one, two}} {
+			got, want := importThenStep(t, c.to, m, c.from, next), importThenStep(t, c.exporter, m, c.from, next)
+			if d := maxRelDiff(got, want); d > 1e-4 {
+				t.Errorf("%s: a state imported on the other side decodes %.2g away", name, d)
+			}
+		}
 		t.Logf("%s: %d greedy ids the same on two ranks; logits within %.1g", name, len(a.ids), maxRelDiff(b.logits, a.logits))
 		one.Close()
 		two.Close() // rank 1's Follow returns
@@ -142,6 +154,24 @@ func greedyRun(t *testing.T, b engine.Backend, m *engine.Model, prompt []int32) 
 		t.Fatal(err)
 	}
 	return r
+}
+
+// importThenStep imports s into a new cache of b and feeds next.
+func importThenStep(t *testing.T, b *Backend, m *engine.Model, s *engine.KVState, next []int32) []float32 {
+	t.Helper()
+	c, err := b.NewCache(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Import(s); err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, m.Config.VocabSize)
+	if err := b.Forward(c, next, logits); err != nil {
+		t.Fatal(err)
+	}
+	return logits
 }
 
 // maxRelDiff is the largest |a−b| relative to |b| above 1.

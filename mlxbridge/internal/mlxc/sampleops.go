@@ -67,6 +67,11 @@ func (t *Thread) BitwiseAnd(a, b *Array) *Array {
 	return t.binary("mlx_bitwise_and", t.lib.api.bitwiseAnd, a, b)
 }
 
+// View is a's bytes as elements of dtype (the last axis rescaled).
+func (t *Thread) View(a *Array, dtype Dtype) *Array {
+	return t.op("mlx_view", func(res *cArray) int32 { return t.lib.api.view(res, a.c(), dtype, t.s()) })
+}
+
 // Exp is eᵃ.
 func (t *Thread) Exp(a *Array) *Array { return t.unary("mlx_exp", t.lib.api.exp, a) }
 
