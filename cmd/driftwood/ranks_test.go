@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,36 @@ func TestRunRanks(t *testing.T) {
 				t.Errorf("%s, %q: two ranks %s, one process %s", name, p, b, a)
 			}
 		}
+	}
+}
+
+// TestRunRanksSession: a session moves between a split model and one
+// process: three turns alternating `--ranks 2` and one process give the
+// replies three turns in one process give (greedy).
+func TestRunRanksSession(t *testing.T) {
+	requireMLX(t)
+	turns := func(split []bool) []string {
+		dir, cfg := t.TempDir(), filepath.Join(t.TempDir(), "none.toml")
+		var replies []string
+		for i, ranks := range split {
+			args := []string{"run", "--config", cfg, "--sessions-dir", dir, "--session", "s", "--model", golden.ModelDir("tiny-f32"),
+				"--prompt", rankPrompts[i], "--temp", "0", "--max-tokens", "8", "--ignore-eos", "--json"}
+			if ranks {
+				args = append(args, "--ranks", "2")
+			} else {
+				args = append(args, "--backend", "mlx")
+			}
+			out, err := driftwood(t, args...)
+			if err != nil {
+				t.Fatalf("turn %d (split %v): %v", i, ranks, err)
+			}
+			replies = append(replies, jsonIDs(t, out))
+		}
+		return replies
+	}
+	want, got := turns([]bool{false, false, false}), turns([]bool{true, false, true})
+	if !slices.Equal(got, want) {
+		t.Errorf("split, one, split: %v\none process: %v", got, want)
 	}
 }
 

@@ -199,9 +199,6 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	if rf.active() {
-		if inSession {
-			return errors.New("--ranks and --hostfile do not take a session yet: restoring a KV state on a split model is not built")
-		}
 		group, wait, err := rf.join(g, errOut)
 		if err != nil {
 			return err
