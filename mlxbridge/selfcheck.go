@@ -78,8 +78,9 @@ func SelfCheck(opt Options, ref func(*engine.Model) (engine.Backend, error)) (*S
 		}
 		opt.lib = lib
 	}
-	opt.checked, opt.Group = true, nil // a check of this process alone
-	opt.KVType = engine.KVF32 // held to the float reference's tolerance
+	// A check of this process alone, held to the float reference's
+	// tolerance.
+	opt.checked, opt.Group, opt.KVType = true, nil, engine.KVF32
 	mb, err := New(m, opt)
 	if err != nil {
 		return fail("loading the model", err)
