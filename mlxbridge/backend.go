@@ -269,7 +269,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
-	if b.sharded() && b.group.Rank == 0 {
+	if b.sharded() {
 		b.lib.Do(func(t *mlxc.Thread) error { t.Use(b.stream); b.tell(t, opClose, 0, 0, nil); return nil })
 	}
 	b.mu.Lock()

@@ -76,9 +76,10 @@ const commandHeader = 4
 func (b *Backend) sharded() bool { return b.group != nil && b.group.Size > 1 }
 
 // tell sends a command from rank 0 to the others (an all_sum to which
-// they add zeros). It does nothing on a single rank.
+// they add zeros). It does nothing on a single rank, on the others, or
+// once a collective failed.
 func (b *Backend) tell(t *mlxc.Thread, op, cache, a int, tokens []int32) {
-	if !b.sharded() || b.lost != nil {
+	if !b.sharded() || b.group.Rank != 0 || b.lost != nil {
 		return
 	}
 	cmd := b.command[:commandHeader+b.maxBatch]
@@ -120,7 +121,7 @@ func Follow(m *engine.Model, opt Options) error {
 	if err != nil {
 		return err
 	}
-	defer b.closeQuietly()
+	defer b.Close()
 	caches := map[int]*cache{}
 	for {
 		var fail error
@@ -171,14 +172,6 @@ func Follow(m *engine.Model, opt Options) error {
 			return nil
 		}
 	}
-}
-
-// closeQuietly frees a follower's arrays without telling anyone.
-func (b *Backend) closeQuietly() {
-	g := b.group
-	b.group = nil
-	b.Close()
-	b.group = g
 }
 
 // shardable checks that the model divides into the group's ranks: whole
