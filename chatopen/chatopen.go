@@ -71,6 +71,8 @@ type Loaded struct {
 	Tok      *tokenizer.Tokenizer // nil without tokenizer.json
 	Template *chat.Template       // nil without a chat template
 	Backend  engine.Backend
+	// Rebuild is the conversations' conversation.Runtime.Rebuild.
+	Rebuild func(tokens []int32, window int) (*engine.KVState, error)
 	// LoadTime is how long Open took (without a download).
 	LoadTime time.Duration
 	// endOfTurn are the chat template's eos_token and the token it ends
@@ -287,7 +289,7 @@ type ChatOptions struct {
 
 // Chat starts an empty conversation on the model.
 func (l *Loaded) Chat(opt ChatOptions) (*conversation.Conversation, error) {
-	rt := conversation.Runtime{Label: l.Describe(), Source: l.Source, Weights: l.Weights, Tok: l.Tok, Template: l.Template, Backend: l.Backend, Generator: l.Generator}
+	rt := conversation.Runtime{Label: l.Describe(), Source: l.Source, Weights: l.Weights, Tok: l.Tok, Template: l.Template, Backend: l.Backend, Generator: l.Generator, Rebuild: l.Rebuild}
 	conv, err := conversation.New(rt, conversation.Options{Window: l.Window(opt.Context), Sampler: opt.Sampler, MaxTokens: opt.MaxTokens, Controller: opt.Controller, Prefixes: opt.Prefixes, IgnoreEOS: opt.IgnoreEOS})
 	if err != nil {
 		return nil, err

@@ -33,6 +33,11 @@ type Runtime struct {
 	// Generator returns a decode loop with the sampling, the bound on a
 	// reply's length and the model's stop tokens.
 	Generator func(s engine.SamplerConfig, maxTokens int) *engine.Generator
+	// Rebuild, when set, computes the KV state of tokens on another
+	// backend, for a save when Backend cannot export its own (a model
+	// split across ranks that lost one): so that what the user typed,
+	// and the reply so far, are saved all the same.
+	Rebuild func(tokens []int32, window int) (*engine.KVState, error)
 }
 
 // Options configures a conversation.

@@ -426,3 +426,72 @@ func TestEveryKVType(t *testing.T) {
 		})
 	}
 }
+
+// lostBackend is a backend whose caches cannot export their state (a
+// model split across ranks that lost one).
+type lostBackend struct{ engine.Backend }
+
+type lostCache struct{ engine.Cache }
+
+func (b lostBackend) NewCache(window int) (engine.Cache, error) {
+	c, err := b.Backend.NewCache(window)
+	return lostCache{c}, err
+}
+
+func (b lostBackend) Forward(c engine.Cache, tokens []int32, logits []float32) error {
+	return b.Backend.Forward(c.(lostCache).Cache, tokens, logits)
+}
+
+func (lostCache) Export() (*engine.KVState, error) { return nil, errors.New("a rank was lost") }
+
+// TestSaveRebuildsLostState: when the backend cannot export its state,
+// the save computes it again through Runtime.Rebuild, and the session
+// goes on as the conversation that never lost anything.
+func TestSaveRebuildsLostState(t *testing.T) {
+	m := load(t, "tiny-f32")
+	lost := m
+	lost.Backend = lostBackend{m.Backend}
+	gen := m.Generator
+	lost.Generator = func(s engine.SamplerConfig, maxTokens int) *engine.Generator {
+		g := gen(s, maxTokens)
+		g.Backend = lost.Backend
+		return g
+	}
+	a, _ := New(lost, Options{Window: 512, Sampler: greedy, MaxTokens: 12})
+	tokens(t, a, "What is the capital of France?")
+	store := sessions.Store{Dir: t.TempDir()}
+	if err := saveAs(t, a, store, "s"); err == nil || !strings.Contains(err.Error(), "a rank was lost") {
+		t.Fatalf("a save without Rebuild: %v, want the export's error", err)
+	}
+	rebuilt := 0
+	a.rt.Rebuild = func(ids []int32, window int) (*engine.KVState, error) {
+		rebuilt++
+		c, err := m.Backend.NewCache(window)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		if err := m.Backend.Forward(c, ids, make([]float32, m.Weights.Config.VocabSize)); err != nil {
+			return nil, err
+		}
+		return c.Export()
+	}
+	if err := saveAs(t, a, store, "s"); err != nil || rebuilt != 1 {
+		t.Fatalf("a save with Rebuild: %v (rebuilt %d times)", err, rebuilt)
+	}
+	b, _ := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 16})
+	snap, err := store.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if err := b.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	never, _ := New(m, Options{Window: 512, Sampler: greedy, MaxTokens: 12})
+	tokens(t, never, "What is the capital of France?")
+	never.SetMaxTokens(16)
+	if want, got := tokens(t, never, "And of Italy?"), tokens(t, b, "And of Italy?"); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("after the rebuilt save: %v\nnever lost:          %v", got, want)
+	}
+}

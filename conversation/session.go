@@ -13,6 +13,13 @@ import (
 // Save writes the conversation as the claimed session.
 func (c *Conversation) Save(claim *sessions.Claim) error {
 	kv, err := c.seq.Cache.Export()
+	if err != nil && c.rt.Rebuild != nil {
+		var rerr error
+		if kv, rerr = c.rt.Rebuild(c.seq.Tokens, c.seq.Cache.Window()); rerr != nil {
+			return fmt.Errorf("%w; computing the state again for the save: %w", err, rerr)
+		}
+		err = nil
+	}
 	if err != nil {
 		return err
 	}

@@ -235,6 +235,9 @@ func (c *cache) Export() (*engine.KVState, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	if c.b.lost != nil {
+		return nil, fmt.Errorf("mlx: a rank was lost earlier (%w): this rank holds only its heads of the state", c.b.lost)
+	}
 	cfg := c.b.cfg
 	layers := cfg.NumHiddenLayers
 	s := &engine.KVState{Len: c.n, KVHeads: cfg.NumKeyValueHeads, HeadDim: cfg.HeadDim, DType: c.b.kvType.DType()}

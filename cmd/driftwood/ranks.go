@@ -17,6 +17,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/backends"
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/hub"
 	"github.com/driftwoodlabs/driftwood/mlxbridge"
 )
@@ -192,4 +193,33 @@ func cmdRank(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	return mlxbridge.Follow(m, mlxbridge.Options{Library: *mlxLib, KVType: engine.KVType(*kvType), Group: group, Reference: backends.FloatCPU})
+}
+
+// rebuildOnCPU computes a conversation's KV state on the CPU backend,
+// which runs the whole model from the mapped file: the save of a session
+// whose split model lost a rank mid-reply (each rank held only its heads
+// of the state), so that the prompt and the reply so far are kept.
+func rebuildOnCPU(m *engine.Model, kvType engine.KVType, errOut io.Writer) func([]int32, int) (*engine.KVState, error) {
+	return func(tokens []int32, window int) (*engine.KVState, error) {
+		fmt.Fprintf(errOut, "driftwood: a rank was lost; computing the conversation's %d tokens again on the CPU to save it…\n", len(tokens))
+		b, err := cpu.New(m, cpu.Options{KVType: kvType})
+		if err != nil {
+			return nil, err
+		}
+		defer b.Close()
+		c, err := b.NewCache(window)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		logits := make([]float32, m.Config.VocabSize)
+		for len(tokens) > 0 {
+			n := min(len(tokens), 512)
+			if err := b.Forward(c, tokens[:n], logits); err != nil {
+				return nil, err
+			}
+			tokens = tokens[n:]
+		}
+		return c.Export()
+	}
 }

@@ -122,7 +122,8 @@ func jsonIDs(t *testing.T, out string) string {
 
 // TestRunRankLost: when another rank dies mid-reply, run ends at once
 // with an error that says so and which rank ended, instead of waiting
-// for it.
+// for it; and the session keeps the prompt and the reply so far (the
+// state computed again on the CPU), from which it goes on.
 func TestRunRankLost(t *testing.T) {
 	requireMLX(t)
 	if runtime.GOOS != "linux" {
@@ -133,8 +134,9 @@ func TestRunRankLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(t.TempDir(), "lost.toml") // marks this test's ranks
-	run := exec.Command(self, "run", "--config", cfg, "--ranks", "2", "--model", golden.ModelDir("tiny-f32"),
-		"--prompt", "the sea", "--max-tokens", "500", "--ignore-eos")
+	sessionsDir := t.TempDir()
+	run := exec.Command(self, "run", "--config", cfg, "--sessions-dir", sessionsDir, "--session", "s", "--ranks", "2",
+		"--model", golden.ModelDir("tiny-f32"), "--prompt", "the sea", "--max-tokens", "400", "--ignore-eos")
 	run.Env = append(os.Environ(), testMainEnv+"=1")
 	var out, errOut syncBuffer
 	run.Stdout, run.Stderr = &out, &errOut
@@ -164,8 +166,14 @@ func TestRunRankLost(t *testing.T) {
 		t.Fatalf("run still waits 30 s after rank 1 died:\n%s", errOut.String())
 	}
 	msg := errOut.String()
-	if err == nil || !strings.Contains(msg, "running across 2 ranks") || !strings.Contains(msg, "rank 1: signal: killed") {
+	if err == nil || !strings.Contains(msg, "running across 2 ranks") || !strings.Contains(msg, "rank 1: signal: killed") ||
+		!strings.Contains(msg, "saved session s (") {
 		t.Errorf("run after rank 1 died: %v\n%s", err, msg)
+	}
+	more, err := driftwood(t, "run", "--config", cfg, "--sessions-dir", sessionsDir, "--session", "s", "--backend", "mlx",
+		"--model", golden.ModelDir("tiny-f32"), "--prompt", "and the gulls", "--max-tokens", "8", "--json")
+	if err != nil || !strings.Contains(more, `"id"`) {
+		t.Errorf("the saved session does not go on: %v\n%s", err, more)
 	}
 	t.Logf("run ended %s after rank 1 died, having printed %d bytes", time.Since(start).Round(time.Millisecond), out.Len())
 }

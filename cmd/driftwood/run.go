@@ -218,6 +218,9 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	defer l.Close()
+	if g.group != nil {
+		l.Rebuild = rebuildOnCPU(l.Weights, engine.KVType(g.kvType), errOut)
+	}
 	if think != nil && (l.Template == nil || !l.Template.SwitchesThinking()) {
 		return fmt.Errorf("--think: the chat template of %s has no thinking switch (enable_thinking), so the flag would change nothing", g.model)
 	}

@@ -84,6 +84,9 @@ func runSession(ctx context.Context, r sessionRun, p *printer, errOut io.Writer)
 		fmt.Fprintf(errOut, "note: to make room, the oldest %d messages left the model's view (%d → %d tokens); the session keeps them\n", comp.Messages, comp.Before, comp.After)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
+		if turn.Saved != "" { // what the reply had made before the error
+			fmt.Fprintf(errOut, "saved session %s (%d tokens)\n", c.Name(), conv.Tokens())
+		}
 		return turn.Stats, errors.Join(err, turn.SaveErr)
 	}
 	if turn.SaveErr != nil {
