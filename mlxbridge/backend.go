@@ -89,13 +89,9 @@ type Backend struct {
 	scratch  []int32      // Pick's in-vocabulary ids
 
 	group          *Group  // set when one rank of several (ranks.go)
+	fingerprint    string  // the model's, which the ranks compare
 	heads, kvHeads int     // the query and key-value heads on this rank
 	command        []int32 // the command buffer rank 0 sends the others
-	nextCache      int     // the id rank 0 gives its next cache
-	// lost is the error of a collective that failed (a rank went away):
-	// the ranks are out of step, so no command is sent after it (it
-	// could wait for a rank that is gone).
-	lost error
 
 	mu     sync.Mutex // guards caches: cleanups run on their own goroutine
 	caches map[*kvBuffers]struct{}
@@ -145,8 +141,9 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 		if err := shardable(m.Config, g.Size); err != nil {
 			return nil, fmt.Errorf("mlx: %w", err)
 		}
-		b.group, b.heads, b.kvHeads = g, b.heads/g.Size, b.kvHeads/g.Size
-		b.command = make([]int32, commandHeader+b.maxBatch)
+		b.group, b.heads, b.kvHeads, b.fingerprint = g, b.heads/g.Size, b.kvHeads/g.Size, m.Fingerprint
+		b.command = make([]int32, commandLength)
+		b.maxBatch = min(b.maxBatch, commandTokens)
 	}
 	err = lib.Do(func(t *mlxc.Thread) error {
 		dev, err := device(t, opt.Device)
@@ -165,6 +162,10 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 			return err
 		}
 		t.Eval(b.owned...)
+		if b.sharded() && b.group.Rank == 0 {
+			b.tell(t, opCheck, 0, 0, nil)
+			return b.checkModel(t)
+		}
 		return nil
 	})
 	if err != nil {
@@ -269,9 +270,6 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
-	if b.sharded() {
-		b.lib.Do(func(t *mlxc.Thread) error { t.Use(b.stream); b.tell(t, opClose, 0, 0, nil); return nil })
-	}
 	b.mu.Lock()
 	caches := b.caches
 	b.caches = nil
@@ -279,6 +277,10 @@ func (b *Backend) Close() error {
 	return b.lib.Do(func(t *mlxc.Thread) error {
 		for kv := range caches {
 			kv.free(t)
+			if b.sharded() {
+				t.Use(b.stream)
+				b.tell(t, opCloseCache, kv.id, 0, nil)
+			}
 		}
 		for _, a := range b.owned {
 			t.Free(a)
@@ -306,10 +308,9 @@ func (b *Backend) NewCache(window int) (engine.Cache, error) {
 		panic("mlxbridge: NewCache on a closed backend")
 	}
 	b.caches[kv] = struct{}{}
-	b.nextCache++
-	kv.id = b.nextCache
 	b.mu.Unlock()
 	if b.sharded() {
+		kv.id = int(b.group.nextCache.Add(1))
 		err := b.lib.Do(func(t *mlxc.Thread) error { t.Use(b.stream); b.tell(t, opNewCache, kv.id, window, nil); return nil })
 		if err != nil {
 			return nil, fmt.Errorf("mlx: %w", err)
@@ -369,8 +370,8 @@ func (b *Backend) cacheOf(ec engine.Cache) (*cache, error) {
 // feed runs tokens through the model in batches of at most maxBatch and
 // hands out the logits of every token (all) or of the last.
 func (b *Backend) feed(c *cache, tokens []int32, all bool, out func(*mlxc.Thread, *mlxc.Array)) error {
-	if b.lost != nil {
-		return fmt.Errorf("mlx: a rank was lost earlier (%w): the model can no longer run", b.lost)
+	if err := b.lostErr(); err != nil {
+		return err
 	}
 	err := b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(b.stream)
@@ -388,7 +389,7 @@ func (b *Backend) feed(c *cache, tokens []int32, all bool, out func(*mlxc.Thread
 			if err := t.Err(); err != nil {
 				c.broken = err
 				if b.sharded() {
-					b.lost = err
+					b.group.setLost(err)
 					return fmt.Errorf("running across %d ranks: %w", b.group.Size, err)
 				}
 				return err
@@ -402,6 +403,18 @@ func (b *Backend) feed(c *cache, tokens []int32, all bool, out func(*mlxc.Thread
 	})
 	if err != nil {
 		return fmt.Errorf("mlx: %w", err)
+	}
+	return nil
+}
+
+// lostErr says, on a split model whose ranks lost one another, that it
+// can no longer run.
+func (b *Backend) lostErr() error {
+	if !b.sharded() {
+		return nil
+	}
+	if err := b.group.lostErr(); err != nil {
+		return fmt.Errorf("mlx: a rank was lost earlier (%w): the model can no longer run", err)
 	}
 	return nil
 }

@@ -235,8 +235,8 @@ func (c *cache) Export() (*engine.KVState, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	if c.b.lost != nil {
-		return nil, fmt.Errorf("mlx: a rank was lost earlier (%w): this rank holds only its heads of the state", c.b.lost)
+	if err := c.b.lostErr(); err != nil {
+		return nil, err
 	}
 	cfg := c.b.cfg
 	layers := cfg.NumHiddenLayers
@@ -280,8 +280,8 @@ func (c *cache) Import(s *engine.KVState) error {
 	if err := c.b.checks.Import(c, s); err != nil {
 		return err
 	}
-	if c.b.lost != nil {
-		return fmt.Errorf("mlx: a rank was lost earlier (%w): the model can no longer run", c.b.lost)
+	if err := c.b.lostErr(); err != nil {
+		return err
 	}
 	err := c.b.lib.Do(func(t *mlxc.Thread) error {
 		t.Use(c.b.stream)

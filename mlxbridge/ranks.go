@@ -1,10 +1,14 @@
 package mlxbridge
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os/signal"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -30,6 +34,49 @@ type Group struct {
 	g   *mlxc.Group
 	// Rank is this process's rank, Size the group's.
 	Rank, Size int
+
+	nextCache atomic.Int64 // the id rank 0 gives its next cache, over all its backends
+	mu        sync.Mutex
+	// lost is the error of a collective that failed (a rank went away):
+	// the ranks are out of step, so no command is sent after it (it
+	// could wait for a rank that is gone).
+	lost error
+}
+
+// lostErr is the failed collective's error, or nil.
+func (g *Group) lostErr() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lost
+}
+
+func (g *Group) setLost(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lost == nil {
+		g.lost = err
+	}
+}
+
+// Exit tells the other ranks to end (Follow returns there): rank 0 calls
+// it once its last backend is closed. After a lost rank it does nothing.
+func (g *Group) Exit() error {
+	if g.Rank != 0 || g.Size < 2 || g.lostErr() != nil {
+		return nil
+	}
+	return g.lib.Do(func(t *mlxc.Thread) error {
+		dev, err := device(t, "")
+		if err != nil {
+			return err
+		}
+		s := t.DefaultStream(dev)
+		defer t.FreeStream(s)
+		t.Use(s)
+		cmd := make([]int32, commandLength)
+		cmd[0] = opExit
+		t.Eval(t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), g.g))
+		return t.Err()
+	})
 }
 
 // JoinGroup loads libmlxc (as Options.Library says) and joins the group
@@ -65,12 +112,18 @@ const (
 	opCloseCache            // cache
 	opExport                // cache: Export (the heads gathered)
 	opImport                // cache, len; tokens: stateHeader: Import (the state sent)
-	opClose                 // the backend closes; Follow returns
+	opExit                  // rank 0 is done: Follow returns
+	opCheck                 // checkModel
 )
 
-// commandHeader is a command's fields before its tokens: op, cache, a
-// number, the token count.
-const commandHeader = 4
+// A command is its fields (op, cache, a number, the token count) and up
+// to commandTokens tokens, the most a forward pass of a split model
+// takes at once.
+const (
+	commandHeader = 4
+	commandTokens = 512
+	commandLength = commandHeader + commandTokens
+)
 
 // sharded says whether the backend is one rank of several.
 func (b *Backend) sharded() bool { return b.group != nil && b.group.Size > 1 }
@@ -79,22 +132,22 @@ func (b *Backend) sharded() bool { return b.group != nil && b.group.Size > 1 }
 // they add zeros). It does nothing on a single rank, on the others, or
 // once a collective failed.
 func (b *Backend) tell(t *mlxc.Thread, op, cache, a int, tokens []int32) {
-	if !b.sharded() || b.group.Rank != 0 || b.lost != nil {
+	if !b.sharded() || b.group.Rank != 0 || b.group.lostErr() != nil {
 		return
 	}
-	cmd := b.command[:commandHeader+b.maxBatch]
+	cmd := b.command
 	clear(cmd)
 	cmd[0], cmd[1], cmd[2], cmd[3] = int32(op), int32(cache), int32(a), int32(len(tokens))
 	copy(cmd[commandHeader:], tokens)
 	t.Eval(t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), b.group.g))
 	if t.Err() != nil {
-		b.lost = t.Err()
+		b.group.setLost(t.Err())
 	}
 }
 
 // hear waits for rank 0's next command.
 func (b *Backend) hear(t *mlxc.Thread) (op, cache, a int, tokens []int32) {
-	cmd := b.command[:commandHeader+b.maxBatch]
+	cmd := b.command
 	clear(cmd)
 	sum := t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), b.group.g)
 	raw := t.Bytes(t.AsType(sum, mlxc.Uint32)) // every field is 0 or more
@@ -103,15 +156,16 @@ func (b *Backend) hear(t *mlxc.Thread) (op, cache, a int, tokens []int32) {
 	}
 	got := unsafe.Slice((*int32)(unsafe.Pointer(&raw[0])), len(cmd))
 	n := int(got[3])
-	if n < 0 || n > b.maxBatch {
+	if n < 0 || n > commandTokens {
 		n = 0
 	}
 	return int(got[0]), int(got[1]), int(got[2]), got[commandHeader : commandHeader+n]
 }
 
 // Follow runs a rank other than 0: it loads its share of m, as rank 0
-// does with the same options, and runs what rank 0 tells it until rank 0
-// closes its backend. It returns the first error (an MLX error, or a
+// does with the same options, and runs what rank 0 tells its backends of
+// m (one after another, or several at once: a chat reopening its model)
+// until rank 0 says Exit. It returns the first error (an MLX error, or a
 // command it cannot run); rank 0 then fails in the next collective.
 func Follow(m *engine.Model, opt Options) error {
 	if opt.Group == nil || opt.Group.Rank == 0 {
@@ -133,7 +187,7 @@ func Follow(m *engine.Model, opt Options) error {
 				return t.Err()
 			}
 			c := caches[id]
-			if c == nil && op != opNewCache && op != opClose {
+			if c == nil && op != opNewCache && op != opExit && op != opCheck {
 				fail = fmt.Errorf("mlx rank %d: rank 0 names cache %d, which it never made", b.group.Rank, id)
 				return nil
 			}
@@ -156,8 +210,10 @@ func Follow(m *engine.Model, opt Options) error {
 					return nil
 				}
 				c.importState(t, s, b.receive(t))
-			case opClose:
+			case opExit:
 				done = true
+			case opCheck:
+				fail = b.checkModel(t)
 			default:
 				fail = fmt.Errorf("mlx rank %d: unknown command %d from rank 0", b.group.Rank, op)
 			}
@@ -365,11 +421,32 @@ func (b *Backend) exchange(t *mlxc.Thread, words *mlxc.Array, shape []int, dtype
 	sum := t.AllSum(words, b.group.g)
 	t.Eval(sum)
 	if t.Err() != nil {
-		b.lost = t.Err()
+		b.group.setLost(t.Err())
 	}
 	count := 1
 	for _, d := range shape {
 		count *= d
 	}
 	return t.Reshape(t.Slice(t.View(sum, dtype), []int{0}, []int{count}), shape...)
+}
+
+// checkModel has every rank compare the model it loaded with the others'
+// (a digest of its fingerprint, all gathered), so that a rank that
+// opened another model is an error at load, never wrong tokens.
+func (b *Backend) checkModel(t *mlxc.Thread) error {
+	sum := sha256.Sum256([]byte(b.fingerprint))
+	mine := sum[:16]
+	all := t.Bytes(t.AllGather(t.FromBytes(mine, []int{1, 4}, mlxc.Uint32), b.group.g))
+	if err := t.Err(); err != nil {
+		b.group.setLost(err)
+		return err
+	}
+	for r := range b.group.Size {
+		if !bytes.Equal(all[16*r:16*r+16], mine) {
+			err := fmt.Errorf("rank %d opened another model than rank %d (its fingerprint differs): every rank must open the same model", r, b.group.Rank)
+			b.group.setLost(err) // the ranks part here
+			return err
+		}
+	}
+	return nil
 }

@@ -96,9 +96,22 @@ func TestRanks(t *testing.T) {
 				t.Errorf("%s: a state imported on the other side decodes %.2g away", name, d)
 			}
 		}
+		// A second split backend of the same model beside the first (a
+		// chat reopening its model): rank 1 serves both.
+		again, err := New(m, Options{Device: "cpu", KVType: engine.KVF32, Group: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := greedyRun(t, again, m, prompt); !slices.Equal(c.ids, a.ids) {
+			t.Errorf("%s: a second split backend: greedy ids %v, want %v", name, c.ids, a.ids)
+		}
 		t.Logf("%s: %d greedy ids the same on two ranks; logits within %.1g", name, len(a.ids), maxRelDiff(b.logits, a.logits))
 		one.Close()
-		two.Close() // rank 1's Follow returns
+		two.Close()
+		again.Close()
+		if err := g.Exit(); err != nil { // rank 1's Follow returns
+			t.Fatal(err)
+		}
 		m.Close()
 	}
 }

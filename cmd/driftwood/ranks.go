@@ -37,22 +37,30 @@ func (r *rankFlags) register(fs *flag.FlagSet) {
 // active says whether the flags ask for several ranks.
 func (r *rankFlags) active() bool { return r.ranks != 0 || r.hostfile != "" }
 
-// join makes this process rank 0: with --ranks it writes a hostfile of
-// loopback ports and starts the other ranks (this program's rank
-// command); with --hostfile the other machines start theirs. It returns
-// the group and a function that waits for the local ranks to end once
-// rank 0's backend has closed (it tells them to), reporting the first
-// that failed.
-func (r *rankFlags) join(g *genFlags, errOut io.Writer) (*mlxbridge.Group, func() error, error) {
+// rankModel is what every rank of a split model opens alike.
+type rankModel struct {
+	model, mlxLib, kvType, configPath string
+}
+
+// join makes this process rank 0 of a model split as the flags say (the
+// backend, which must be MLX, becomes "mlx"): with --ranks it writes a
+// hostfile of loopback ports and starts the other ranks (this program's
+// rank command); with --hostfile the other machines start theirs. It
+// returns the group and the function to call once rank 0's last backend
+// is closed: it tells the other ranks to end and waits for the local
+// ones, reporting the first that failed.
+func (r *rankFlags) join(m rankModel, backend *string, errOut io.Writer) (*mlxbridge.Group, func() error, error) {
 	switch {
 	case r.ranks != 0 && r.hostfile != "":
 		return nil, nil, errors.New("give --ranks N (processes on this machine) or --hostfile FILE (machines), not both")
 	case r.ranks == 1 || r.ranks < 0:
 		return nil, nil, fmt.Errorf("--ranks %d: give 2 or more (one process needs no flag)", r.ranks)
-	case g.backend == "cpu":
+	case *backend == "cpu":
 		return nil, nil, errors.New("--ranks and --hostfile split the model over MLX: they need --backend mlx (or auto)")
+	case m.model == "":
+		return nil, nil, errors.New("--ranks and --hostfile need --model (or model in the configuration): every rank opens it")
 	}
-	g.backend = "mlx"
+	*backend = "mlx"
 	wait := func() error { return nil }
 	if r.hostfile != "" {
 		if rank := os.Getenv("MLX_RANK"); rank != "" && rank != "0" {
@@ -67,15 +75,15 @@ func (r *rankFlags) join(g *genFlags, errOut io.Writer) (*mlxbridge.Group, func(
 		}
 		os.Setenv("MLX_RANK", "0")
 		os.Setenv("MLX_HOSTFILE", hosts)
-		if wait, err = startRanks(r.ranks, hosts, g, errOut); err != nil {
+		if wait, err = startRanks(r.ranks, hosts, m, errOut); err != nil {
 			return nil, nil, err
 		}
 	}
-	group, err := mlxbridge.JoinGroup(g.mlxLib)
+	group, err := mlxbridge.JoinGroup(m.mlxLib)
 	if err != nil {
 		return nil, nil, errors.Join(err, wait())
 	}
-	return group, wait, nil
+	return group, func() error { return errors.Join(group.Exit(), wait()) }, nil
 }
 
 // loopbackHostfile writes a hostfile of n free loopback ports in a new
@@ -105,14 +113,14 @@ const rankWait = 10 * time.Second
 // startRanks starts ranks 1 to n−1 on this machine; their error output
 // goes to errOut. The function returned waits for them (killing those
 // still running after rankWait) and removes the hostfile's folder.
-func startRanks(n int, hosts string, g *genFlags, errOut io.Writer) (func() error, error) {
+func startRanks(n int, hosts string, m rankModel, errOut io.Writer) (func() error, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	var procs []*exec.Cmd
 	for rank := 1; rank < n; rank++ {
-		cmd := exec.Command(self, "rank", "--model", g.model, "--mlx-lib", g.mlxLib, "--kv-type", g.kvType, "--config", g.configPath)
+		cmd := exec.Command(self, "rank", "--model", m.model, "--mlx-lib", m.mlxLib, "--kv-type", m.kvType, "--config", m.configPath)
 		cmd.Env = append(os.Environ(), "MLX_RANK="+strconv.Itoa(rank), "MLX_HOSTFILE="+hosts)
 		cmd.Stderr = errOut
 		if err := cmd.Start(); err != nil {

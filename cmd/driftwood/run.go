@@ -199,7 +199,7 @@ func cmdRun(ctx context.Context, args []string, out, errOut io.Writer) error {
 		return err
 	}
 	if rf.active() {
-		group, wait, err := rf.join(g, errOut)
+		group, wait, err := rf.join(rankModel{g.model, g.mlxLib, g.kvType, g.configPath}, &g.backend, errOut)
 		if err != nil {
 			return err
 		}
