@@ -80,6 +80,9 @@ func openModel(ctx context.Context, name, label, session string, opt Options, ho
 		return modelLoadedMsg{err: err}
 	}
 	mod.Name = label
+	if opt.Rebuild != nil {
+		mod.Rebuild = opt.Rebuild(mod.Weights)
+	}
 	if err := mod.CanChat(); err != nil {
 		mod.Close()
 		return modelLoadedMsg{err: err}

@@ -71,6 +71,10 @@ type Options struct {
 	// Hub resolves repo ids and lists the cached models; nil means
 	// hub.OptionsFromEnv().
 	Hub *hub.Options
+	// Rebuild, when set, gives each loaded model's conversations a way to
+	// compute their state again for a save (conversation.Runtime.Rebuild:
+	// a model split across ranks that lost one).
+	Rebuild func(*engine.Model) func(tokens []int32, window int) (*engine.KVState, error)
 	// NewBackend prepares a loaded model for its backend; nil means the
 	// CPU backend with Config.Threads. It must not write to the terminal.
 	NewBackend func(*engine.Model) (engine.Backend, error)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -22,19 +23,30 @@ import (
 // cmdChat runs the chat: "driftwood [--model M] [--continue | --session
 // NAME] [flags]".
 func cmdChat(ctx context.Context, args []string, out, errOut io.Writer) error {
-	opt, err := parseChatFlags(args, errOut)
+	opt, cr, err := parseChatFlags(args, errOut)
 	if err != nil {
 		return err
 	}
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		return errors.New("the chat needs a terminal; in scripts use: driftwood run --chat --prompt TEXT")
 	}
+	if cr.flags.active() {
+		finish, err := cr.join(&opt, errOut)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := finish(); err != nil {
+				fmt.Fprintf(errOut, "driftwood: %v\n", err)
+			}
+		}()
+	}
 	opt.Output = out
 	return tui.Run(ctx, opt)
 }
 
 // parseChatFlags reads the chat's flags and the config file.
-func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
+func parseChatFlags(args []string, errOut io.Writer) (tui.Options, chatRanks, error) {
 	fs := flag.NewFlagSet("driftwood", flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	model := fs.String("model", "", "model folder or Hugging Face repo id (default: a resumed session's own model, else the config's, else a picker)")
@@ -47,22 +59,24 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	backend := fs.String("backend", "", backends.Choices()+" (default: the config's, else auto)")
 	mlxLib := fs.String("mlx-lib", "", "libmlxc path (default: the config's, $DRIFTWOOD_MLXC, the usual places)")
 	kvType := fs.String("kv-type", "", kvTypeUsage+" (default: the config's, else f16)")
+	var cr chatRanks
+	cr.flags.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: driftwood [flags]   (the chat; 'driftwood help' lists the other commands)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return tui.Options{}, err
+		return tui.Options{}, cr, err
 	}
 	if fs.NArg() > 0 {
-		return tui.Options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return tui.Options{}, cr, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if *cont && *session != "" {
-		return tui.Options{}, errors.New("give --continue or --session NAME, not both")
+		return tui.Options{}, cr, errors.New("give --continue or --session NAME, not both")
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
-		return tui.Options{}, err
+		return tui.Options{}, cr, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -70,18 +84,20 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 	pick(set, "mlx-lib", mlxLib, cfg.MLXLibrary)
 	pick(set, "kv-type", kvType, cfg.KVType)
 	if err := validBackend(*backend); err != nil {
-		return tui.Options{}, err
+		return tui.Options{}, cr, err
 	}
 	if _, err := engine.ParseKVType(*kvType); err != nil {
-		return tui.Options{}, fmt.Errorf("--kv-type: %w", err)
+		return tui.Options{}, cr, fmt.Errorf("--kv-type: %w", err)
 	}
 	store := sessions.Store{Dir: *sessionsDir}
 	if set["session"] {
 		if _, err := store.Path(*session); err != nil {
-			return tui.Options{}, err
+			return tui.Options{}, cr, err
 		}
 	}
 	notes := &noteBox{}
+	bopt := backends.Options{Threads: cfg.Threads, MLXLibrary: *mlxLib, MLXSampling: cfg.MLXSampling, KVType: engine.KVType(*kvType)}
+	cr.model, cr.backend, cr.opt, cr.notes = rankModel{cmp.Or(*model, cfg.Model), *mlxLib, *kvType, *configPath}, *backend, bopt, notes
 	return tui.Options{
 		Model:          *model,
 		Config:         cfg,
@@ -96,7 +112,35 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, error) {
 		TokenizerCache: chatopen.DefaultTokenizerCache(),
 		// The status bar names the backend; a fallback note must not
 		// draw over the screen: the chat shows it in its status area.
-		NewBackend:  selectBackend(*backend, backends.Options{Threads: cfg.Threads, MLXLibrary: *mlxLib, MLXSampling: cfg.MLXSampling, KVType: engine.KVType(*kvType)}, notes),
+		NewBackend:  selectBackend(*backend, bopt, notes),
 		BackendNote: notes.take,
-	}, nil
+	}, cr, nil
+}
+
+// chatRanks is the chat's split-model flags and what joining needs.
+type chatRanks struct {
+	flags   rankFlags
+	model   rankModel
+	backend string
+	opt     backends.Options
+	notes   *noteBox
+}
+
+// join makes the chat rank 0 of its model split across ranks: the
+// chat opens that model (a session of another is refused at load: the
+// ranks compare their models), on MLX, over the group, and a save after
+// a lost rank computes the state again on the CPU. finish is for when
+// the chat has ended.
+func (cr *chatRanks) join(opt *tui.Options, errOut io.Writer) (finish func() error, err error) {
+	group, finish, err := cr.flags.join(cr.model, &cr.backend, errOut)
+	if err != nil {
+		return nil, err
+	}
+	cr.opt.MLXGroup = group
+	opt.Model = cr.model.model
+	opt.NewBackend = selectBackend(cr.backend, cr.opt, cr.notes)
+	opt.Rebuild = func(m *engine.Model) func([]int32, int) (*engine.KVState, error) {
+		return rebuildOnCPU(m, cr.opt.KVType, io.Discard)
+	}
+	return finish, nil
 }

@@ -37,7 +37,7 @@ func TestChatFlags(t *testing.T) {
 		{[]string{"--config", bad}, "", `unknown key "modle"`, "config errors name the key"},
 	}
 	for _, tt := range tests {
-		opt, err := parseChatFlags(tt.args, &bytes.Buffer{})
+		opt, _, err := parseChatFlags(tt.args, &bytes.Buffer{})
 		switch {
 		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("%s\n%q: error %v, want %q", tt.reason, tt.args, err, tt.err)
@@ -50,7 +50,7 @@ func TestChatFlags(t *testing.T) {
 		}
 	}
 
-	opt, err := parseChatFlags([]string{"--config", cfg, "--session", "work", "--no-history", "--controllers-dir", dir, "--sessions-dir", dir}, &bytes.Buffer{})
+	opt, _, err := parseChatFlags([]string{"--config", cfg, "--session", "work", "--no-history", "--controllers-dir", dir, "--sessions-dir", dir}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,5 +65,37 @@ func TestChatNeedsATerminal(t *testing.T) {
 	err := cmdChat(context.Background(), []string{"--config", filepath.Join(t.TempDir(), "none.toml")}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "driftwood run") {
 		t.Errorf("cmdChat on a buffer: %v", err)
+	}
+}
+
+// TestChatRankFlags: the chat's --ranks and --hostfile name the model
+// every rank opens (--model, else the config's) and are refused, before
+// any rank starts, without a model, on the CPU backend, with fewer than
+// two ranks or with both flags.
+func TestChatRankFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.toml")
+	os.WriteFile(cfg, []byte("model = \"org/from-config\"\n"), 0o644)
+	none := filepath.Join(dir, "none.toml")
+	_, cr, err := parseChatFlags([]string{"--config", cfg, "--ranks", "2"}, &bytes.Buffer{})
+	if err != nil || !cr.flags.active() || cr.model.model != "org/from-config" || cr.model.configPath != cfg {
+		t.Fatalf("--ranks 2: %+v, %v", cr, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", none, "--ranks", "2"}, "need --model"},
+		{[]string{"--config", cfg, "--ranks", "1"}, "--ranks 1: give 2 or more"},
+		{[]string{"--config", cfg, "--ranks", "2", "--backend", "cpu"}, "need --backend mlx"},
+		{[]string{"--config", cfg, "--ranks", "2", "--hostfile", "h.json"}, "not both"},
+	} {
+		opt, cr, err := parseChatFlags(c.args, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cr.join(&opt, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
 	}
 }
