@@ -162,6 +162,12 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 			return err
 		}
 		t.Eval(b.owned...)
+		if b.sharded() {
+			// The whole matrices the shares were cut from are free, but
+			// MLX keeps freed buffers for reuse: a rank's memory would be
+			// the whole model's.
+			t.ClearCache()
+		}
 		if b.sharded() && b.group.Rank == 0 {
 			b.tell(t, opCheck, 0, 0, nil)
 			return b.checkModel(t)

@@ -213,7 +213,11 @@ func Follow(m *engine.Model, opt Options) error {
 			case opExit:
 				done = true
 			case opCheck:
-				fail = b.checkModel(t)
+				// A mismatch is rank 0's to report: it refuses that
+				// backend and may open the right model next.
+				if err := b.checkModel(t); err != nil && t.Err() != nil {
+					fail = err
+				}
 			default:
 				fail = fmt.Errorf("mlx rank %d: unknown command %d from rank 0", b.group.Rank, op)
 			}
@@ -443,9 +447,7 @@ func (b *Backend) checkModel(t *mlxc.Thread) error {
 	}
 	for r := range b.group.Size {
 		if !bytes.Equal(all[16*r:16*r+16], mine) {
-			err := fmt.Errorf("rank %d opened another model than rank %d (its fingerprint differs): every rank must open the same model", r, b.group.Rank)
-			b.group.setLost(err) // the ranks part here
-			return err
+			return fmt.Errorf("rank %d opened another model than rank %d (its fingerprint differs): every rank must open the same model", r, b.group.Rank)
 		}
 	}
 	return nil

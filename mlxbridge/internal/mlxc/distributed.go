@@ -39,6 +39,13 @@ func (t *Thread) JoinGroup(backend string) (*Group, error) {
 	return g, nil
 }
 
+// ClearCache hands the memory MLX keeps for reuse (freed buffers) back
+// to the system.
+func (t *Thread) ClearCache() {
+	t.live()
+	t.check("mlx_clear_cache", t.lib.api.clearCache())
+}
+
 // AllSum is the elementwise sum of x over the group's ranks, on every
 // rank.
 func (t *Thread) AllSum(x *Array, g *Group) *Array {

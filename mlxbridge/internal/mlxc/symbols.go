@@ -136,6 +136,7 @@ type api struct {
 	groupSize       func(g cGroup) int32
 	allSum          func(res *cArray, x cArray, g cGroup, s cStream) int32
 	allGather       func(res *cArray, x cArray, g cGroup, s cStream) int32
+	clearCache      func() int32 // memory.h
 
 	// The older releases' declarations of the same functions.
 	distributedInit06 func(strict bool, backend string) cGroup                                                                                    // 0.6.0
@@ -247,6 +248,7 @@ func (a *api) symbols() []symbol {
 		one("mlx_distributed_group_size", &a.groupSize),
 		one("mlx_distributed_all_sum", &a.allSum),
 		one("mlx_distributed_all_gather", &a.allGather),
+		one("mlx_clear_cache", &a.clearCache),
 	}
 }
 
