@@ -282,11 +282,7 @@ func (b *Backend) Close() error {
 	b.mu.Unlock()
 	return b.lib.Do(func(t *mlxc.Thread) error {
 		for kv := range caches {
-			kv.free(t)
-			if b.sharded() {
-				t.Use(b.stream)
-				b.tell(t, opCloseCache, kv.id, 0, nil)
-			}
+			b.freeCache(t, kv)
 		}
 		for _, a := range b.owned {
 			t.Free(a)
@@ -335,13 +331,19 @@ func (b *Backend) release(kv *kvBuffers) {
 	b.mu.Unlock()
 	if live {
 		b.lib.Do(func(t *mlxc.Thread) error {
-			kv.free(t)
-			if b.sharded() {
-				t.Use(b.stream)
-				b.tell(t, opCloseCache, kv.id, 0, nil)
-			}
+			b.freeCache(t, kv)
 			return nil
 		})
+	}
+}
+
+// freeCache frees a cache's buffers here and tells the other ranks to
+// free theirs.
+func (b *Backend) freeCache(t *mlxc.Thread, kv *kvBuffers) {
+	kv.free(t)
+	if b.sharded() {
+		t.Use(b.stream)
+		b.tell(t, opCloseCache, kv.id, 0, nil)
 	}
 }
 

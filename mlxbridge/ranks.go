@@ -74,9 +74,14 @@ func (g *Group) Exit() error {
 		t.Use(s)
 		cmd := make([]int32, commandLength)
 		cmd[0] = opExit
-		t.Eval(t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), g.g))
+		t.Eval(g.sum(t, cmd))
 		return t.Err()
 	})
+}
+
+// sum adds cmd up over the ranks: rank 0's command, the others' zeros.
+func (g *Group) sum(t *mlxc.Thread, cmd []int32) *mlxc.Array {
+	return t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), g.g)
 }
 
 // JoinGroup loads libmlxc (as Options.Library says) and joins the group
@@ -139,7 +144,7 @@ func (b *Backend) tell(t *mlxc.Thread, op, cache, a int, tokens []int32) {
 	clear(cmd)
 	cmd[0], cmd[1], cmd[2], cmd[3] = int32(op), int32(cache), int32(a), int32(len(tokens))
 	copy(cmd[commandHeader:], tokens)
-	t.Eval(t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), b.group.g))
+	t.Eval(b.group.sum(t, cmd))
 	if t.Err() != nil {
 		b.group.setLost(t.Err())
 	}
@@ -149,8 +154,7 @@ func (b *Backend) tell(t *mlxc.Thread, op, cache, a int, tokens []int32) {
 func (b *Backend) hear(t *mlxc.Thread) (op, cache, a int, tokens []int32) {
 	cmd := b.command
 	clear(cmd)
-	sum := t.AllSum(t.FromBytes(int32Bytes(cmd), []int{len(cmd)}, mlxc.Int32), b.group.g)
-	raw := t.Bytes(t.AsType(sum, mlxc.Uint32)) // every field is 0 or more
+	raw := t.Bytes(t.AsType(b.group.sum(t, cmd), mlxc.Uint32)) // every field is 0 or more
 	if t.Err() != nil {
 		return 0, 0, 0, nil
 	}
@@ -177,6 +181,14 @@ func Follow(m *engine.Model, opt Options) error {
 	}
 	defer b.Close()
 	caches := map[int]*cache{}
+	// The caches rank 0 left open (it failed, or a test ends) are freed
+	// here: a follower serves model after model in one process.
+	defer b.lib.Do(func(t *mlxc.Thread) error {
+		for _, c := range caches {
+			c.kv.free(t)
+		}
+		return nil
+	})
 	for {
 		var fail error
 		done := false
@@ -249,8 +261,10 @@ func shardable(cfg *engine.Config, n int) error {
 // share keeps rank's share of m, of n: its rows (byRows) or its
 // columns, each part of the group's width. The whole matrix was read;
 // the share is made contiguous and evaluated, and the whole freed, one
-// matrix at a time, so that a rank never holds more than its shares and
-// one whole matrix.
+// matrix at a time. MLX's buffer cache keeps the freed wholes until the
+// load clears it, so a rank's peak during the load can pass one whole
+// process's (docs/two-machines.md); after it, the rank holds its shares
+// and the layers every rank keeps whole.
 func (l *loader) share(m matrix, byRows bool) matrix {
 	g := l.b.group
 	if l.err != nil || g == nil || g.Size < 2 {

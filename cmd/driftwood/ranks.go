@@ -220,13 +220,9 @@ func rebuildOnCPU(m *engine.Model, kvType engine.KVType, errOut io.Writer) func(
 			return nil, err
 		}
 		defer c.Close()
-		logits := make([]float32, m.Config.VocabSize)
-		for len(tokens) > 0 {
-			n := min(len(tokens), 512)
-			if err := b.Forward(c, tokens[:n], logits); err != nil {
-				return nil, err
-			}
-			tokens = tokens[n:]
+		g := engine.NewGenerator(b, nil, m.Config.VocabSize)
+		if err := g.Prefill(context.Background(), &engine.Sequence{Cache: c}, tokens); err != nil {
+			return nil, err
 		}
 		return c.Export()
 	}
