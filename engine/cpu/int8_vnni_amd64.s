@@ -1454,14 +1454,19 @@ chunk:
 //
 // A panel for gemmI8VNNI from up to sixteen rows of MLX q4 weights
 // (wstride bytes apart; sstride scales and biases apart). Each four bytes
-// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
-// one line of the panel, split into low and high nibbles (nibble order);
-// each chunk's scales and biases likewise.
+// of a chunk of the sixteen rows go to one line of the panel, split
+// into low and high nibbles (nibble order): with sixteen rows, each
+// row's sixteen bytes are loaded (Zj's lane L holds row 4L+j) and a 4×4
+// transpose of dwords in each lane leaves Zk holding every row's dword k;
+// with fewer, they are gathered (VPGATHERDD, masked to the rows there
+// are, so that no row past the last is read). Each chunk's scales and
+// biases are gathered.
 TEXT ·panelQ4SF32VNNI(SB), NOSPLIT, $0-88
 	MOVQ wp+0(FP), DI
 	MOVQ sp+8(FP), R8
 	MOVQ bp+16(FP), R9
 	MOVQ w+24(FP), SI
+	MOVQ wstride+32(FP), R14
 	MOVQ scales+40(FP), R11
 	MOVQ biases+48(FP), R12
 	MOVQ rows+64(FP), AX
@@ -1485,6 +1490,71 @@ TEXT ·panelQ4SF32VNNI(SB), NOSPLIT, $0-88
 chunk:
 	CMPQ AX, BX
 	JGE  done
+	KORTESTW K1, K1
+	JCC  gather
+	MOVQ SI, DX
+	VMOVDQU 0(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD  $4, Z0, Z8
+	VPANDD  Z31, Z0, Z0
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z0, 0(DI)
+	VMOVDQU32 Z8, 256(DI)
+	VPSRLD  $4, Z1, Z8
+	VPANDD  Z31, Z1, Z1
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z1, 64(DI)
+	VMOVDQU32 Z8, 320(DI)
+	VPSRLD  $4, Z2, Z8
+	VPANDD  Z31, Z2, Z2
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z2, 128(DI)
+	VMOVDQU32 Z8, 384(DI)
+	VPSRLD  $4, Z3, Z8
+	VPANDD  Z31, Z3, Z3
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z3, 192(DI)
+	VMOVDQU32 Z8, 448(DI)
+	JMP  laid
+
+gather:
 	KMOVW K1, K2
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 0(SI)(Z30*1), K2, Z0
@@ -1517,6 +1587,13 @@ chunk:
 	VPANDD  Z31, Z1, Z1
 	VMOVDQU32 Z0, 192(DI)
 	VMOVDQU32 Z1, 448(DI)
+
+laid:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*4), R10
@@ -1527,8 +1604,12 @@ chunk:
 	KMOVW K1, K2
 	VPXORD Z1, Z1, Z1
 	VPGATHERDD 0(R13)(Z29*1), K2, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -1544,9 +1625,13 @@ done:
 //
 // A panel for gemmI8VNNI from up to sixteen rows of MLX q4 weights
 // (wstride bytes apart; sstride scales and biases apart). Each four bytes
-// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
-// one line of the panel, split into low and high nibbles (nibble order);
-// each chunk's scales and biases likewise. A two-byte scale is gathered as the high half
+// of a chunk of the sixteen rows go to one line of the panel, split
+// into low and high nibbles (nibble order): with sixteen rows, each
+// row's sixteen bytes are loaded (Zj's lane L holds row 4L+j) and a 4×4
+// transpose of dwords in each lane leaves Zk holding every row's dword k;
+// with fewer, they are gathered (VPGATHERDD, masked to the rows there
+// are, so that no row past the last is read). Each chunk's scales and
+// biases are gathered. A two-byte scale is gathered as the high half
 // of the four bytes that end with it, which lie inside the file, as the
 // tensor never starts it.
 TEXT ·panelQ4SBF16VNNI(SB), NOSPLIT, $0-88
@@ -1554,6 +1639,7 @@ TEXT ·panelQ4SBF16VNNI(SB), NOSPLIT, $0-88
 	MOVQ sp+8(FP), R8
 	MOVQ bp+16(FP), R9
 	MOVQ w+24(FP), SI
+	MOVQ wstride+32(FP), R14
 	MOVQ scales+40(FP), R11
 	MOVQ biases+48(FP), R12
 	MOVQ rows+64(FP), AX
@@ -1579,6 +1665,71 @@ TEXT ·panelQ4SBF16VNNI(SB), NOSPLIT, $0-88
 chunk:
 	CMPQ AX, BX
 	JGE  done
+	KORTESTW K1, K1
+	JCC  gather
+	MOVQ SI, DX
+	VMOVDQU 0(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD  $4, Z0, Z8
+	VPANDD  Z31, Z0, Z0
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z0, 0(DI)
+	VMOVDQU32 Z8, 256(DI)
+	VPSRLD  $4, Z1, Z8
+	VPANDD  Z31, Z1, Z1
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z1, 64(DI)
+	VMOVDQU32 Z8, 320(DI)
+	VPSRLD  $4, Z2, Z8
+	VPANDD  Z31, Z2, Z2
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z2, 128(DI)
+	VMOVDQU32 Z8, 384(DI)
+	VPSRLD  $4, Z3, Z8
+	VPANDD  Z31, Z3, Z3
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z3, 192(DI)
+	VMOVDQU32 Z8, 448(DI)
+	JMP  laid
+
+gather:
 	KMOVW K1, K2
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 0(SI)(Z30*1), K2, Z0
@@ -1611,6 +1762,13 @@ chunk:
 	VPANDD  Z31, Z1, Z1
 	VMOVDQU32 Z0, 192(DI)
 	VMOVDQU32 Z1, 448(DI)
+
+laid:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -1623,8 +1781,12 @@ chunk:
 	VPGATHERDD -2(R13)(Z29*1), K2, Z1
 	VPANDD Z28, Z0, Z0
 	VPANDD Z28, Z1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -1640,9 +1802,13 @@ done:
 //
 // A panel for gemmI8VNNI from up to sixteen rows of MLX q4 weights
 // (wstride bytes apart; sstride scales and biases apart). Each four bytes
-// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
-// one line of the panel, split into low and high nibbles (nibble order);
-// each chunk's scales and biases likewise. A two-byte scale is gathered as the high half
+// of a chunk of the sixteen rows go to one line of the panel, split
+// into low and high nibbles (nibble order): with sixteen rows, each
+// row's sixteen bytes are loaded (Zj's lane L holds row 4L+j) and a 4×4
+// transpose of dwords in each lane leaves Zk holding every row's dword k;
+// with fewer, they are gathered (VPGATHERDD, masked to the rows there
+// are, so that no row past the last is read). Each chunk's scales and
+// biases are gathered. A two-byte scale is gathered as the high half
 // of the four bytes that end with it, which lie inside the file, as the
 // tensor never starts it.
 TEXT ·panelQ4SF16VNNI(SB), NOSPLIT, $0-88
@@ -1650,6 +1816,7 @@ TEXT ·panelQ4SF16VNNI(SB), NOSPLIT, $0-88
 	MOVQ sp+8(FP), R8
 	MOVQ bp+16(FP), R9
 	MOVQ w+24(FP), SI
+	MOVQ wstride+32(FP), R14
 	MOVQ scales+40(FP), R11
 	MOVQ biases+48(FP), R12
 	MOVQ rows+64(FP), AX
@@ -1673,6 +1840,71 @@ TEXT ·panelQ4SF16VNNI(SB), NOSPLIT, $0-88
 chunk:
 	CMPQ AX, BX
 	JGE  done
+	KORTESTW K1, K1
+	JCC  gather
+	MOVQ SI, DX
+	VMOVDQU 0(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VPSRLD  $4, Z0, Z8
+	VPANDD  Z31, Z0, Z0
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z0, 0(DI)
+	VMOVDQU32 Z8, 256(DI)
+	VPSRLD  $4, Z1, Z8
+	VPANDD  Z31, Z1, Z1
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z1, 64(DI)
+	VMOVDQU32 Z8, 320(DI)
+	VPSRLD  $4, Z2, Z8
+	VPANDD  Z31, Z2, Z2
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z2, 128(DI)
+	VMOVDQU32 Z8, 384(DI)
+	VPSRLD  $4, Z3, Z8
+	VPANDD  Z31, Z3, Z3
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z3, 192(DI)
+	VMOVDQU32 Z8, 448(DI)
+	JMP  laid
+
+gather:
 	KMOVW K1, K2
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 0(SI)(Z30*1), K2, Z0
@@ -1705,6 +1937,13 @@ chunk:
 	VPANDD  Z31, Z1, Z1
 	VMOVDQU32 Z0, 192(DI)
 	VMOVDQU32 Z1, 448(DI)
+
+laid:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -1721,8 +1960,12 @@ chunk:
 	VPMOVDW   Z1, Y1
 	VCVTPH2PS Y0, Z0
 	VCVTPH2PS Y1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -1738,14 +1981,18 @@ done:
 //
 // A panel for gemmI8VNNI from up to sixteen rows of MLX q8 weights
 // (wstride bytes apart; sstride scales and biases apart). Each four bytes
-// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
-// one line of the panel;
-// each chunk's scales and biases likewise.
+// of a chunk of the sixteen rows go to one line of the panel: with sixteen rows, each
+// row's sixteen bytes are loaded (Zj's lane L holds row 4L+j) and a 4×4
+// transpose of dwords in each lane leaves Zk holding every row's dword k;
+// with fewer, they are gathered (VPGATHERDD, masked to the rows there
+// are, so that no row past the last is read). Each chunk's scales and
+// biases are gathered.
 TEXT ·panelQ8SF32VNNI(SB), NOSPLIT, $0-88
 	MOVQ wp+0(FP), DI
 	MOVQ sp+8(FP), R8
 	MOVQ bp+16(FP), R9
 	MOVQ w+24(FP), SI
+	MOVQ wstride+32(FP), R14
 	MOVQ scales+40(FP), R11
 	MOVQ biases+48(FP), R12
 	MOVQ rows+64(FP), AX
@@ -1769,6 +2016,99 @@ TEXT ·panelQ8SF32VNNI(SB), NOSPLIT, $0-88
 chunk:
 	CMPQ AX, BX
 	JGE  done
+	KORTESTW K1, K1
+	JCC  gather
+	MOVQ SI, DX
+	VMOVDQU 0(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VMOVDQU32 Z0, 0(DI)
+	VMOVDQU32 Z1, 64(DI)
+	VMOVDQU32 Z2, 128(DI)
+	VMOVDQU32 Z3, 192(DI)
+	MOVQ SI, DX
+	VMOVDQU 16(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VMOVDQU32 Z0, 256(DI)
+	VMOVDQU32 Z1, 320(DI)
+	VMOVDQU32 Z2, 384(DI)
+	VMOVDQU32 Z3, 448(DI)
+	JMP  laid
+
+gather:
 	KMOVW K1, K2
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 0(SI)(Z30*1), K2, Z0
@@ -1801,6 +2141,13 @@ chunk:
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 28(SI)(Z30*1), K2, Z0
 	VMOVDQU32 Z0, 448(DI)
+
+laid:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*4), R10
@@ -1811,8 +2158,12 @@ chunk:
 	KMOVW K1, K2
 	VPXORD Z1, Z1, Z1
 	VPGATHERDD 0(R13)(Z29*1), K2, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -1828,9 +2179,12 @@ done:
 //
 // A panel for gemmI8VNNI from up to sixteen rows of MLX q8 weights
 // (wstride bytes apart; sstride scales and biases apart). Each four bytes
-// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
-// one line of the panel;
-// each chunk's scales and biases likewise. A two-byte scale is gathered as the high half
+// of a chunk of the sixteen rows go to one line of the panel: with sixteen rows, each
+// row's sixteen bytes are loaded (Zj's lane L holds row 4L+j) and a 4×4
+// transpose of dwords in each lane leaves Zk holding every row's dword k;
+// with fewer, they are gathered (VPGATHERDD, masked to the rows there
+// are, so that no row past the last is read). Each chunk's scales and
+// biases are gathered. A two-byte scale is gathered as the high half
 // of the four bytes that end with it, which lie inside the file, as the
 // tensor never starts it.
 TEXT ·panelQ8SBF16VNNI(SB), NOSPLIT, $0-88
@@ -1838,6 +2192,7 @@ TEXT ·panelQ8SBF16VNNI(SB), NOSPLIT, $0-88
 	MOVQ sp+8(FP), R8
 	MOVQ bp+16(FP), R9
 	MOVQ w+24(FP), SI
+	MOVQ wstride+32(FP), R14
 	MOVQ scales+40(FP), R11
 	MOVQ biases+48(FP), R12
 	MOVQ rows+64(FP), AX
@@ -1863,6 +2218,99 @@ TEXT ·panelQ8SBF16VNNI(SB), NOSPLIT, $0-88
 chunk:
 	CMPQ AX, BX
 	JGE  done
+	KORTESTW K1, K1
+	JCC  gather
+	MOVQ SI, DX
+	VMOVDQU 0(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VMOVDQU32 Z0, 0(DI)
+	VMOVDQU32 Z1, 64(DI)
+	VMOVDQU32 Z2, 128(DI)
+	VMOVDQU32 Z3, 192(DI)
+	MOVQ SI, DX
+	VMOVDQU 16(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VMOVDQU32 Z0, 256(DI)
+	VMOVDQU32 Z1, 320(DI)
+	VMOVDQU32 Z2, 384(DI)
+	VMOVDQU32 Z3, 448(DI)
+	JMP  laid
+
+gather:
 	KMOVW K1, K2
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 0(SI)(Z30*1), K2, Z0
@@ -1895,6 +2343,13 @@ chunk:
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 28(SI)(Z30*1), K2, Z0
 	VMOVDQU32 Z0, 448(DI)
+
+laid:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -1907,8 +2362,12 @@ chunk:
 	VPGATHERDD -2(R13)(Z29*1), K2, Z1
 	VPANDD Z28, Z0, Z0
 	VPANDD Z28, Z1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -1924,9 +2383,12 @@ done:
 //
 // A panel for gemmI8VNNI from up to sixteen rows of MLX q8 weights
 // (wstride bytes apart; sstride scales and biases apart). Each four bytes
-// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
-// one line of the panel;
-// each chunk's scales and biases likewise. A two-byte scale is gathered as the high half
+// of a chunk of the sixteen rows go to one line of the panel: with sixteen rows, each
+// row's sixteen bytes are loaded (Zj's lane L holds row 4L+j) and a 4×4
+// transpose of dwords in each lane leaves Zk holding every row's dword k;
+// with fewer, they are gathered (VPGATHERDD, masked to the rows there
+// are, so that no row past the last is read). Each chunk's scales and
+// biases are gathered. A two-byte scale is gathered as the high half
 // of the four bytes that end with it, which lie inside the file, as the
 // tensor never starts it.
 TEXT ·panelQ8SF16VNNI(SB), NOSPLIT, $0-88
@@ -1934,6 +2396,7 @@ TEXT ·panelQ8SF16VNNI(SB), NOSPLIT, $0-88
 	MOVQ sp+8(FP), R8
 	MOVQ bp+16(FP), R9
 	MOVQ w+24(FP), SI
+	MOVQ wstride+32(FP), R14
 	MOVQ scales+40(FP), R11
 	MOVQ biases+48(FP), R12
 	MOVQ rows+64(FP), AX
@@ -1957,6 +2420,99 @@ TEXT ·panelQ8SF16VNNI(SB), NOSPLIT, $0-88
 chunk:
 	CMPQ AX, BX
 	JGE  done
+	KORTESTW K1, K1
+	JCC  gather
+	MOVQ SI, DX
+	VMOVDQU 0(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 0(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 0(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 0(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VMOVDQU32 Z0, 0(DI)
+	VMOVDQU32 Z1, 64(DI)
+	VMOVDQU32 Z2, 128(DI)
+	VMOVDQU32 Z3, 192(DI)
+	MOVQ SI, DX
+	VMOVDQU 16(DX), X0
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X1
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X2
+	ADDQ R14, DX
+	VMOVDQU 16(DX), X3
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $1, 16(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $2, 16(DX), Z3, Z3
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z0, Z0
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z1, Z1
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z2, Z2
+	ADDQ R14, DX
+	VINSERTI32X4 $3, 16(DX), Z3, Z3
+	VPUNPCKLDQ  Z1, Z0, Z4
+	VPUNPCKHDQ  Z1, Z0, Z5
+	VPUNPCKLDQ  Z3, Z2, Z6
+	VPUNPCKHDQ  Z3, Z2, Z7
+	VPUNPCKLQDQ Z6, Z4, Z0
+	VPUNPCKHQDQ Z6, Z4, Z1
+	VPUNPCKLQDQ Z7, Z5, Z2
+	VPUNPCKHQDQ Z7, Z5, Z3
+	VMOVDQU32 Z0, 256(DI)
+	VMOVDQU32 Z1, 320(DI)
+	VMOVDQU32 Z2, 384(DI)
+	VMOVDQU32 Z3, 448(DI)
+	JMP  laid
+
+gather:
 	KMOVW K1, K2
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 0(SI)(Z30*1), K2, Z0
@@ -1989,6 +2545,13 @@ chunk:
 	VPXORD Z0, Z0, Z0
 	VPGATHERDD 28(SI)(Z30*1), K2, Z0
 	VMOVDQU32 Z0, 448(DI)
+
+laid:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -2005,8 +2568,12 @@ chunk:
 	VPMOVDW   Z1, Y1
 	VCVTPH2PS Y0, Z0
 	VCVTPH2PS Y1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -2077,6 +2644,11 @@ pad:
 	JMP  pad
 
 scales:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*4), R10
@@ -2087,8 +2659,12 @@ scales:
 	KMOVW K1, K2
 	VPXORD Z1, Z1, Z1
 	VPGATHERDD 0(R13)(Z29*1), K2, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -2161,6 +2737,11 @@ pad:
 	JMP  pad
 
 scales:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -2173,8 +2754,12 @@ scales:
 	VPGATHERDD -2(R13)(Z29*1), K2, Z1
 	VPANDD Z28, Z0, Z0
 	VPANDD Z28, Z1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -2245,6 +2830,11 @@ pad:
 	JMP  pad
 
 scales:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -2261,8 +2851,12 @@ scales:
 	VPMOVDW   Z1, Y1
 	VCVTPH2PS Y0, Z0
 	VCVTPH2PS Y1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -2328,6 +2922,11 @@ pad:
 	JMP  pad
 
 scales:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*4), R10
@@ -2338,8 +2937,12 @@ scales:
 	KMOVW K1, K2
 	VPXORD Z1, Z1, Z1
 	VPGATHERDD 0(R13)(Z29*1), K2, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -2407,6 +3010,11 @@ pad:
 	JMP  pad
 
 scales:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -2419,8 +3027,12 @@ scales:
 	VPGATHERDD -2(R13)(Z29*1), K2, Z1
 	VPANDD Z28, Z0, Z0
 	VPANDD Z28, Z1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
@@ -2486,6 +3098,11 @@ pad:
 	JMP  pad
 
 scales:
+	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
 	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*2), R10
@@ -2502,8 +3119,12 @@ scales:
 	VPMOVDW   Z1, Y1
 	VCVTPH2PS Y0, Z0
 	VCVTPH2PS Y1, Z1
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9

@@ -81,9 +81,13 @@ const prep = `
 //
 // A panel for gemmI8VNNI from up to sixteen rows of MLX q{{.Bits}} weights
 // (wstride bytes apart; sstride scales and biases apart). Each four bytes
-// of a chunk are gathered from the sixteen rows at once (VPGATHERDD) into
-// one line of the panel{{if eq .Bits 4}}, split into low and high nibbles (nibble order){{end}};
-// each chunk's scales and biases likewise.
+// of a chunk of the sixteen rows go to one line of the panel{{if eq .Bits 4}}, split
+// into low and high nibbles (nibble order){{end}}: with sixteen rows, each
+// row's sixteen bytes are loaded (Zj's lane L holds row 4L+j) and a 4×4
+// transpose of dwords in each lane leaves Zk holding every row's dword k;
+// with fewer, they are gathered (VPGATHERDD, masked to the rows there
+// are, so that no row past the last is read). Each chunk's scales and
+// biases are gathered.
 {{- if ne .Name "F32"}} A two-byte scale is gathered as the high half
 // of the four bytes that end with it, which lie inside the file, as the
 // tensor never starts it.
@@ -93,6 +97,7 @@ TEXT ·{{.Prep}}(SB), NOSPLIT, $0-88
 	MOVQ sp+8(FP), R8
 	MOVQ bp+16(FP), R9
 	MOVQ w+24(FP), SI
+	MOVQ wstride+32(FP), R14
 	MOVQ scales+40(FP), R11
 	MOVQ biases+48(FP), R12
 	MOVQ rows+64(FP), AX
@@ -120,6 +125,28 @@ TEXT ·{{.Prep}}(SB), NOSPLIT, $0-88
 chunk:
 	CMPQ AX, BX
 	JGE  done
+	KORTESTW K1, K1
+	JCC  gather
+{{- range .Halves}}
+{{rows16 .}}
+{{- if eq $.Bits 4}}
+{{- range $k := lanes4}}
+	VPSRLD  $4, Z{{$k}}, Z8
+	VPANDD  Z31, Z{{$k}}, Z{{$k}}
+	VPANDD  Z31, Z8, Z8
+	VMOVDQU32 Z{{$k}}, {{mul 64 $k}}(DI)
+	VMOVDQU32 Z8, {{add 256 (mul 64 $k)}}(DI)
+{{- end}}
+{{- else}}
+{{- $h := .}}
+{{- range $k := lanes4}}
+	VMOVDQU32 Z{{$k}}, {{add (mul 16 $h) (mul 64 $k)}}(DI)
+{{- end}}
+{{- end}}
+{{- end}}
+	JMP  laid
+
+gather:
 {{- range .Gathers}}
 	KMOVW K1, K2
 	VPXORD Z0, Z0, Z0
@@ -134,6 +161,8 @@ chunk:
 	VMOVDQU32 Z0, {{mul 16 .}}(DI)
 {{- end}}
 {{- end}}
+
+laid:
 ` + prepScales
 
 // prepTiles is prep for the amx set: the same scales and biases, the codes
@@ -214,8 +243,15 @@ scales:
 
 // prepScales ends prep and prepTiles: a chunk's scales and biases of the
 // sixteen rows, gathered (VPGATHERDD, masked to the rows there are) and
-// widened, then on to the next chunk.
-const prepScales = `	MOVQ AX, DX
+// widened, or, for a chunk that is not its group's first (a group is
+// 1<<CX chunks), those of the chunk before, kept in Z24 and Z25; then on
+// to the next chunk.
+const prepScales = `	MOVQ $1, DX
+	SHLQ CX, DX
+	DECQ DX
+	ANDQ AX, DX
+	JNZ  samegroup
+	MOVQ AX, DX
 	SHRQ CX, DX
 	LEAQ (R11)(DX*{{.Size}}), R10
 	LEAQ (R12)(DX*{{.Size}}), R13
@@ -236,8 +272,12 @@ const prepScales = `	MOVQ AX, DX
 	VCVTPH2PS Y0, Z0
 	VCVTPH2PS Y1, Z1
 {{- end}}
-	VMOVUPS Z0, (R8)
-	VMOVUPS Z1, (R9)
+	VMOVDQA32 Z0, Z24
+	VMOVDQA32 Z1, Z25
+
+samegroup:
+	VMOVUPS Z24, (R8)
+	VMOVUPS Z25, (R9)
 	ADDQ $512, DI
 	ADDQ $64, R8
 	ADDQ $64, R9
