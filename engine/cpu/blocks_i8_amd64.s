@@ -75,6 +75,12 @@
 	VMULPS (R10)(CX*4), Y8, Y9 \
 	VMOVUPS Y9, sc-32(SP)
 
+// SCALES8R is SCALES8 with d·dx left in Y18.
+#define SCALES8R(bb) \
+	GATHER8(0, bb, X8) \
+	VCVTPH2PS X8, Y8 \
+	VMULPS (R10)(CX*4), Y8, Y18
+
 // SCALE1 stores d·dx of the next block to the frame's first float and
 // leaves its d in X8.
 #define SCALE1 \
@@ -93,6 +99,50 @@
 	VCVTDQ2PS Y6, Y6 \
 	VBROADCASTSS sc-(32-4*i)(SP), Y4 \
 	VFMADD231PS Y4, Y6, acc
+
+// The AVX-512 kernels keep the eight d·dx in Y18 instead of the frame
+// and pick block i's with VPERMPS by the index in Y20+i (IDX8 sets them):
+// the frame's round trip, a 32-byte store read back four bytes at a
+// time, made the k-quant kernels a quarter slower on an AMD EPYC (Zen 4),
+// where such loads wait for the store instead of taking its data (Q4_K
+// decode product, 2048×2048: 177 -> 135 µs). The 256-bit sets have too
+// few registers, and keep the frame.
+#define BLOCKR(i, LOAD, DOT, acc, idx) \
+	LOAD(i) \
+	DOT(i) \
+	VCVTDQ2PS Y6, Y6 \
+	VPERMPS Y18, idx, Y4 \
+	VFMADD231PS Y4, Y6, acc
+
+// IDX8 sets Y20+i to lanes of i, for i < 8.
+#define IDX8 \
+	MOVL $0, R13 \
+	VPBROADCASTD R13, Y20 \
+	MOVL $1, R13 \
+	VPBROADCASTD R13, Y21 \
+	MOVL $2, R13 \
+	VPBROADCASTD R13, Y22 \
+	MOVL $3, R13 \
+	VPBROADCASTD R13, Y23 \
+	MOVL $4, R13 \
+	VPBROADCASTD R13, Y24 \
+	MOVL $5, R13 \
+	VPBROADCASTD R13, Y25 \
+	MOVL $6, R13 \
+	VPBROADCASTD R13, Y26 \
+	MOVL $7, R13 \
+	VPBROADCASTD R13, Y27
+
+// BLOCKS8R are eight blocks on BLOCKR, alternating between two sums.
+#define BLOCKS8R(L0, L1, L2, L3, L4, L5, L6, L7, DOT) \
+	BLOCKR(0, L0, DOT, Y0, Y20) \
+	BLOCKR(1, L1, DOT, Y1, Y21) \
+	BLOCKR(2, L2, DOT, Y0, Y22) \
+	BLOCKR(3, L3, DOT, Y1, Y23) \
+	BLOCKR(4, L4, DOT, Y0, Y24) \
+	BLOCKR(5, L5, DOT, Y1, Y25) \
+	BLOCKR(6, L6, DOT, Y0, Y26) \
+	BLOCKR(7, L7, DOT, Y1, Y27)
 
 // Q4_0 and Q4_1's codes: the 16 bytes after the block's head of 2 or 4
 // bytes, low nibbles (weights 0-15) to the low lane, high ones to the
@@ -214,6 +264,35 @@ end: \
 	VZEROUPPER \
 	RET
 
+// ROWSR is ROWS on BLOCKR, for the AVX-512 kernels.
+#define ROWSR(bb, LOAD, DOT, BIAS8, BIAS1, PF8, PF1) \
+row: \
+	ROW \
+eight: \
+	LEAQ 8(CX), R13 \
+	CMPQ R13, R12 \
+	JGT one \
+	PF8 \
+	SCALES8R(bb) \
+	BIAS8 \
+	BLOCKS8R(LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, DOT) \
+	NEXT(8, bb) \
+	JMP eight \
+one: \
+	CMPQ CX, R12 \
+	JGE end \
+	PF1 \
+	SCALE1 \
+	BIAS1 \
+	BLOCK(0, LOAD, DOT, Y0) \
+	NEXT(1, bb) \
+	JMP one \
+end: \
+	STORE \
+	JNZ row \
+	VZEROUPPER \
+	RET
+
 // A bias of the factor in Y12 (Q4_0: −8, Q8_0 on VPDPBUSD: −128) times d
 // times xsum.
 #define BIAS8D \
@@ -261,12 +340,14 @@ TEXT ·gemvQ8_0I8AVX2(SB), NOSPLIT, $32-64
 // func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ4_0I8VNNI(SB), NOSPLIT, $32-64
 	ARGS(-8)
-	ROWS(18, LOADQ40, VNNI, BIAS8D, BIAS1D, PF8Q4, PF1Q4)
+	IDX8
+	ROWSR(18, LOADQ40, VNNI, BIAS8D, BIAS1D, PF8Q4, PF1Q4)
 
 // func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ4_1I8VNNI(SB), NOSPLIT, $32-64
 	ARGS(0)
-	ROWS(20, LOADQ41, VNNI, BIAS8M, BIAS1M, PF8Q4, PF1Q4)
+	IDX8
+	ROWSR(20, LOADQ41, VNNI, BIAS8M, BIAS1M, PF8Q4, PF1Q4)
 
 // Q8_0's eight blocks go two to a Z register, the even block in the low
 // half and the odd one in the high half: one load pair, VPDPBUSD,
@@ -432,7 +513,14 @@ sb: \
 
 // KSCALES stores d·sc·dx of the super-block's eight chunks to the frame
 // and takes dmin·m·xsum off the bias sums.
-#define KSCALES \
+#define KSCALES KSCALESTO(sc-32(SP))
+
+// KSCALESR leaves d·sc·dx in Y18 (BLOCKR).
+#define KSCALESR \
+	KSCALESTO(Y18)
+
+// KSCALESTO is KSCALES with d·sc·dx moved to dst.
+#define KSCALESTO(dst) \
 	VPBROADCASTW (AX), X9 \
 	VCVTPH2PS X9, Y9 \
 	VPBROADCASTW 2(AX), X10 \
@@ -443,7 +531,7 @@ sb: \
 	VCVTDQ2PS Y6, Y6 \
 	VMULPS Y9, Y6, Y6 \
 	VMULPS (R10)(CX*4), Y6, Y6 \
-	VMOVUPS Y6, sc-32(SP) \
+	VMOVUPS Y6, dst \
 	VPSHUFD $0x0e, X5, X5 \
 	VPMOVZXBD X5, Y6 \
 	VCVTDQ2PS Y6, Y6 \
@@ -541,21 +629,21 @@ GLOBL ·kScaleMaskB(SB), RODATA|NOPTR, $16
 	BLOCK(6, L6, DOT, Y0) \
 	BLOCK(7, L7, DOT, Y1)
 
-#define Q4K(DOT) \
+#define Q4K(DOT, SCALES, BLOCKS) \
 	PREFETCHT1 8192(AX) \
 	PREFETCHT1 (8192+64)(AX) \
 	PREFETCHT1 (8192+128)(AX) \
-	KSCALES \
-	KBLOCKS(LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, DOT) \
+	SCALES \
+	BLOCKS(LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, DOT) \
 	NEXT(8, 18)
 
-#define Q5K(DOT) \
+#define Q5K(DOT, SCALES, BLOCKS) \
 	PREFETCHT1 8192(AX) \
 	PREFETCHT1 (8192+64)(AX) \
 	PREFETCHT1 (8192+128)(AX) \
-	KSCALES \
+	SCALES \
 	VMOVDQU 16(AX), Y11 \
-	KBLOCKS(LQ5K0, LQ5K1, LQ5K2, LQ5K3, LQ5K4, LQ5K5, LQ5K6, LQ5K7, DOT) \
+	BLOCKS(LQ5K0, LQ5K1, LQ5K2, LQ5K3, LQ5K4, LQ5K5, LQ5K6, LQ5K7, DOT) \
 	NEXT(8, 22)
 
 // Q6_K's chunk i = 4h+k: ql's 32 bytes at 64h (k = 0, 2; kept in Y7) or
@@ -618,9 +706,31 @@ GLOBL ·kScaleMaskB(SB), RODATA|NOPTR, $16
 	VPERMPS s16-(64-32*h)(SP), Y8, Y4 \
 	VFMADD231PS Y4, Y6, acc
 
+// Q6BLOCKR is Q6BLOCK on the AVX-512 registers (BLOCKR): the scales of
+// half h in sc (Y18, Y19), q6idx[k] in idx (Y20-Y23, Q6IDX sets them).
+#define Q6BLOCKR(i, h, LOAD, DOT, acc, sc, idx) \
+	LOAD(h) \
+	DOT(i) \
+	VCVTDQ2PS Y6, Y6 \
+	VPERMPS sc, idx, Y4 \
+	VFMADD231PS Y4, Y6, acc
+
+// Q6IDX sets Y20+k to q6idx[k], for k < 4.
+#define Q6IDX \
+	VMOVDQU32 q6idx<>+0(SB), Y20 \
+	VMOVDQU32 q6idx<>+32(SB), Y21 \
+	VMOVDQU32 q6idx<>+64(SB), Y22 \
+	VMOVDQU32 q6idx<>+96(SB), Y23
+
 // Q6SCALES stores the super-block's sixteen d·sc·dx to the frame, each
 // chunk's dx twice (q6dup picks them).
-#define Q6SCALES \
+#define Q6SCALES Q6SCALESTO(s16-64(SP), s16-32(SP))
+
+// Q6SCALESR leaves them in Y18 and Y19 (Q6BLOCKR).
+#define Q6SCALESR Q6SCALESTO(Y18, Y19)
+
+// Q6SCALESTO is Q6SCALES with the two halves' scales moved to d0 and d1.
+#define Q6SCALESTO(d0, d1) \
 	VPBROADCASTW 208(AX), X9 \
 	VCVTPH2PS X9, Y9 \
 	VPMOVSXBD 192(AX), Y6 \
@@ -629,14 +739,14 @@ GLOBL ·kScaleMaskB(SB), RODATA|NOPTR, $16
 	VMOVDQU q6dup<>(SB), Y8 \
 	VPERMPS (R10)(CX*4), Y8, Y5 \
 	VMULPS Y5, Y6, Y6 \
-	VMOVUPS Y6, s16-64(SP) \
+	VMOVUPS Y6, d0 \
 	VPMOVSXBD 200(AX), Y6 \
 	VCVTDQ2PS Y6, Y6 \
 	VMULPS Y9, Y6, Y6 \
 	VMOVDQU q6dup<>+32(SB), Y8 \
 	VPERMPS (R10)(CX*4), Y8, Y5 \
 	VMULPS Y5, Y6, Y6 \
-	VMOVUPS Y6, s16-32(SP)
+	VMOVUPS Y6, d1
 
 DATA q6dup<>+0(SB)/4, $0
 DATA q6dup<>+4(SB)/4, $0
@@ -709,6 +819,25 @@ GLOBL q6idx<>(SB), RODATA|NOPTR, $128
 	ADDQ $256, DX \
 	ADDQ $8, CX
 
+// Q6KR is Q6K on the AVX-512 registers.
+#define Q6KR(DOT) \
+	PREFETCHT1 8192(AX) \
+	PREFETCHT1 (8192+64)(AX) \
+	PREFETCHT1 (8192+128)(AX) \
+	PREFETCHT1 (8192+192)(AX) \
+	Q6SCALESR \
+	Q6BLOCKR(0, 0, LQ6K0, DOT, Y0, Y18, Y20) \
+	Q6BLOCKR(1, 0, LQ6K1, DOT, Y1, Y18, Y21) \
+	Q6BLOCKR(2, 0, LQ6K2, DOT, Y0, Y18, Y22) \
+	Q6BLOCKR(3, 0, LQ6K3, DOT, Y1, Y18, Y23) \
+	Q6BLOCKR(4, 1, LQ6K0, DOT, Y0, Y19, Y20) \
+	Q6BLOCKR(5, 1, LQ6K1, DOT, Y1, Y19, Y21) \
+	Q6BLOCKR(6, 1, LQ6K2, DOT, Y0, Y19, Y22) \
+	Q6BLOCKR(7, 1, LQ6K3, DOT, Y1, Y19, Y23) \
+	ADDQ $210, AX \
+	ADDQ $256, DX \
+	ADDQ $8, CX
+
 // BYTES sets Y register y to bytes of b.
 #define BYTES(b, y) \
 	MOVL $b, R13 \
@@ -718,13 +847,13 @@ GLOBL q6idx<>(SB), RODATA|NOPTR, $128
 // func gemvQ4_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ4_KI8AVX2(SB), NOSPLIT, $64-64
 	ARGS(0)
-	KROWS(Q4K(MADD))
+	KROWS(Q4K(MADD, KSCALES, KBLOCKS))
 
 // func gemvQ5_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ5_KI8AVX2(SB), NOSPLIT, $64-64
 	ARGS(0)
 	BYTES(0x10101010, Y12)
-	KROWS(Q5K(MADD))
+	KROWS(Q5K(MADD, KSCALES, KBLOCKS))
 
 // func gemvQ6_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ6_KI8AVX2(SB), NOSPLIT, $64-64
@@ -736,20 +865,23 @@ TEXT ·gemvQ6_KI8AVX2(SB), NOSPLIT, $64-64
 // func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ4_KI8VNNI(SB), NOSPLIT, $64-64
 	ARGS(0)
-	KROWS(Q4K(VNNI))
+	IDX8
+	KROWS(Q4K(VNNI, KSCALESR, BLOCKS8R))
 
 // func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ5_KI8VNNI(SB), NOSPLIT, $64-64
 	ARGS(0)
 	BYTES(0x10101010, Y12)
-	KROWS(Q5K(VNNI))
+	IDX8
+	KROWS(Q5K(VNNI, KSCALESR, BLOCKS8R))
 
 // func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ6_KI8VNNI(SB), NOSPLIT, $64-64
 	ARGS(0)
 	BYTES(0x20202020, Y12)
 	BYTES(0x30303030, Y13)
-	KROWS(Q6K(SIGNED6V))
+	Q6IDX
+	KROWS(Q6KR(SIGNED6V))
 
 // DQ6 dequantises chunk i = 4h+k of a Q6_K super-block (AX) to dst (DI):
 // its codes less 32, in the frame, widened eight at a time, times their
