@@ -101,12 +101,12 @@
 	VFMADD231PS Y4, Y6, acc
 
 // The AVX-512 kernels keep the eight d·dx in Y18 instead of the frame
-// and pick block i's with VPERMPS by the index in Y20+i (IDX8 sets them):
-// the frame's round trip, a 32-byte store read back four bytes at a
-// time, made the k-quant kernels a quarter slower on an AMD EPYC (Zen 4),
-// where such loads wait for the store instead of taking its data (Q4_K
-// decode product, 2048×2048: 177 -> 135 µs). The 256-bit sets have too
-// few registers, and keep the frame.
+// and pick block i's with VPERMPS by the index in Y20+i (IDX8 sets them)
+// rather than a 32-byte store to the frame read back four bytes at a
+// time: on an AMD EPYC (Zen 4) that made a 2048×2048 decode product 20 %
+// faster (Q4_K 177 -> 142 µs, Q6_K 240 -> 191 µs), and the 1-thread
+// decode of a Q4_K_M file 7 %. The 256-bit sets have too few registers,
+// and keep the frame.
 #define BLOCKR(i, LOAD, DOT, acc, idx) \
 	LOAD(i) \
 	DOT(i) \
