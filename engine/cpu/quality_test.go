@@ -26,7 +26,8 @@ import (
 // (the default; what a bf16 model's activations are on MLX's GPU), or
 // int8/N, int8 in blocks of N values rounded back to float (int8/32 is
 // what the int8 kernels compute; other sizes show what a block size would
-// give before any kernel is written for it). The text is
+// give before any kernel is written for it), or int16/N, the same with
+// 16-bit integers. The text is
 // $DRIFTWOOD_QUALITY_TEXT (default: testdata/quality-text.md.gz, the
 // repository's README as it was at 3327a51, kept so that the figures can
 // be measured again), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
@@ -118,11 +119,13 @@ func BenchmarkInt8Quality(b *testing.B) {
 // input. The gemvs run on several workers at once, so each call has its
 // own copies.
 func roundedInputs(ks kernelSet, ref string) (kernelSet, error) {
-	block := 0 // bf16
+	block, levels := 0, 0.0 // bf16
 	if ref != "" && ref != "bf16" {
-		if _, err := fmt.Sscanf(ref, "int8/%d", &block); err != nil || block <= 0 {
-			return ks, fmt.Errorf("DRIFTWOOD_QUALITY_REF=%q: want bf16 or int8/N", ref)
+		var bits int
+		if _, err := fmt.Sscanf(ref, "int%d/%d", &bits, &block); err != nil || block <= 0 || bits != 8 && bits != 16 {
+			return ks, fmt.Errorf("DRIFTWOOD_QUALITY_REF=%q: want bf16, int8/N or int16/N", ref)
 		}
+		levels = float64(int(1)<<(bits-1) - 1)
 	}
 	// round rounds x, in nibble order (permuteQ4) when q4 says so; the
 	// int8 blocks are of the row's natural order.
@@ -146,7 +149,7 @@ func roundedInputs(ks kernelSet, ref string) (kernelSet, error) {
 			}
 			for k := b0; k < min(b0+block, len(x)); k++ {
 				if m > 0 {
-					xr[pos(k)] = float32(math.RoundToEven(float64(x[pos(k)])*127/m) * m / 127)
+					xr[pos(k)] = float32(math.RoundToEven(float64(x[pos(k)])*levels/m) * m / levels)
 				}
 			}
 		}
