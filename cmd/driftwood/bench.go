@@ -23,6 +23,8 @@ type benchResult struct {
 	Model   string `json:"model"`
 	Backend string `json:"backend"`
 	Kernels string `json:"kernels,omitempty"`
+	// Activations is the CPU backend's: float, int8 or int8x2.
+	Activations string `json:"activations,omitempty"`
 	// Threads is the CPU backend's workers (what --threads 0 chose), else
 	// --threads.
 	Threads int `json:"threads"`
@@ -167,7 +169,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	if cb, ok := l.Backend.(*cpu.Backend); ok {
 		t := cpu.DetectTuning()
-		res.Kernels, res.Threads, res.Tuning = cb.Kernels(), cb.Threads(), &t
+		res.Kernels, res.Activations, res.Threads, res.Tuning = cb.Kernels(), cb.Activations(), cb.Threads(), &t
 	}
 	res.KVType, res.KVBytesPerToken = kvTypeOf(l)
 	if hook != nil {

@@ -153,10 +153,17 @@ func cpuKernelsLine() string {
 	if err != nil {
 		return err.Error()
 	}
-	if int8 {
-		return k + " (int8 activations for q4/q8 weights; DRIFTWOOD_KERNELS=float for the float reference)"
+	if !int8 {
+		return k
 	}
-	return k
+	act, err := cpu.DefaultActivations()
+	if err != nil {
+		return err.Error()
+	}
+	if act == cpu.ActivationsInt8x2 {
+		return k + " (int8 activations for quantised weights, twice: the second pass takes their rounding error; DRIFTWOOD_KERNELS=float for the float reference)"
+	}
+	return k + " (int8 activations for quantised weights; DRIFTWOOD_ACTIVATIONS=int8x2 adds a pass over their rounding error, DRIFTWOOD_KERNELS=float is the float reference)"
 }
 
 func oneToken(b engine.Backend, c *engine.Config, token int32) ([]float32, time.Duration, error) {

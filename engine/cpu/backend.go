@@ -40,6 +40,10 @@ type Options struct {
 	// the float reference; "" means DRIFTWOOD_KERNELS, or the fastest
 	// (DefaultKernels).
 	Kernels string
+	// Activations is how an int8 kernel set rounds the inputs:
+	// ActivationsInt8 or ActivationsInt8x2 (residual.go); "" means
+	// DRIFTWOOD_ACTIVATIONS, or int8.
+	Activations string
 }
 
 // MaxThreadsPerCPU bounds Options.Threads: goroutines beyond a few per
@@ -69,6 +73,7 @@ type Backend struct {
 	pool      *pool
 	kvType    engine.KVType
 	ks        *kernelSet
+	residual  bool // int8x2 activations (Options.Activations)
 	st        state
 	mm        matmulJob
 	att       attnJob
@@ -111,6 +116,10 @@ func New(m *engine.Model, opt Options) (*Backend, error) {
 
 // newBackend is New on the kernel set ks.
 func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
+	residual, err := chooseActivations(opt.Activations, ks)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	c := m.Config
 	if err := CheckThreads(opt.Threads); err != nil {
 		return nil, fmt.Errorf("cpu: threads %d: %w", opt.Threads, err)
@@ -165,7 +174,8 @@ func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
 		return nil, err
 	}
 	b.pool = newPool(threads)
-	b.st = newState(c, opt.MaxBatch, threads)
+	b.residual = residual
+	b.st = newState(c, opt.MaxBatch, threads, residual)
 	return b, nil
 }
 
@@ -188,6 +198,10 @@ func (b *Backend) Name() string { return "cpu" }
 
 // Kernels names the backend's kernel set (Options.Kernels).
 func (b *Backend) Kernels() string { return b.ks.name }
+
+// Activations is how the backend multiplies quantised weights: "float"
+// (a float kernel set), ActivationsInt8 or ActivationsInt8x2.
+func (b *Backend) Activations() string { return activationsName(b.ks, b.residual) }
 
 // Threads is how many goroutines do the backend's matrix work.
 func (b *Backend) Threads() int { return b.pool.workers }

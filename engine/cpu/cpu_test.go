@@ -273,15 +273,17 @@ func TestThreadsAreBounded(t *testing.T) {
 
 func TestForwardAllocatesNothing(t *testing.T) {
 	withKernels(t, func(t *testing.T, ks *kernelSet) {
-		f := load(t, "tiny-mlx-q4", Options{Threads: 2, Kernels: ks.name})
-		c := f.cache(t)
-		logits := make([]float32, f.m.Config.VocabSize)
-		f.b.Forward(c, f.g.Prompt.IDs, logits)
-		if n := testing.AllocsPerRun(20, func() {
-			c.Truncate(len(f.g.Prompt.IDs))
-			f.b.Forward(c, []int32{7}, logits)
-		}); n != 0 {
-			t.Errorf("a decode step allocated %v times", n)
+		for _, act := range []string{ActivationsInt8, ActivationsInt8x2} {
+			f := load(t, "tiny-mlx-q4", Options{Threads: 2, Kernels: ks.name, Activations: act})
+			c := f.cache(t)
+			logits := make([]float32, f.m.Config.VocabSize)
+			f.b.Forward(c, f.g.Prompt.IDs, logits)
+			if n := testing.AllocsPerRun(20, func() {
+				c.Truncate(len(f.g.Prompt.IDs))
+				f.b.Forward(c, []int32{7}, logits)
+			}); n != 0 {
+				t.Errorf("%s: a decode step allocated %v times", act, n)
+			}
 		}
 	})
 }

@@ -23,12 +23,20 @@ type input struct {
 	dxT, xsT []float32
 	xT       []float32 // n > 1: (cols, np) in layout order, inputs past n zero
 	np       int       // n rounded up to a multiple of 16
+	// res, with int8x2 activations, is the int8 inputs' rounding error,
+	// quantised the same way: the kernels' second pass (residual.go).
+	res *input
 }
 
 // inputBuf is the storage behind an input.
 type inputBuf struct {
 	x, xsum, dx, xT, dxT, xsT []float32
 	xq, xqT                   []int8
+	// res holds the residual's input (int8x2 activations only), rx the
+	// rounding errors it quantises.
+	res   *inputBuf
+	resIn input
+	rx    []float32
 }
 
 func newInputBuf(cols, batch int) inputBuf {
@@ -60,6 +68,13 @@ func (in *input) prepare(ks *kernelSet, buf *inputBuf, x []float32, n, cols int,
 		}
 		ks.quantI8(in.xq, in.dx, in.xsum, x, order)
 		quantSums(in.xsum, in.dx, in.xq, order)
+		if r := buf.res; r != nil {
+			roundingError(buf.rx[:cols], x, in.xq, in.dx, order)
+			buf.resIn = input{lay: lay, n: 1, xq: r.xq[:cols], dx: r.dx[:blocks], xsum: r.xsum[:blocks]}
+			ks.quantI8(buf.resIn.xq, buf.resIn.dx, buf.resIn.xsum, buf.rx[:cols], order)
+			quantSums(buf.resIn.xsum, buf.resIn.dx, buf.resIn.xq, order)
+			in.res = &buf.resIn
+		}
 		return
 	}
 	if lay.int8 && !lay.floatBatch {
@@ -123,6 +138,7 @@ type scratch struct {
 	top    []float32 // each vector's largest attention score
 	sum    []float32 // and the sum of its weights
 	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
+	res    []float32 // int8x2: the second pass's rows (gemvTwice)
 }
 
 func newScratch(cols, batch int) *scratch {

@@ -182,6 +182,9 @@ func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, co
 		if t < n {
 			ks.quantI8(xq, dx, xs, x[t*cols:(t+1)*cols], order)
 			quantSums(xs, dx, xq, order)
+			if buf.res != nil {
+				roundingError(buf.rx[t*cols:(t+1)*cols], x[t*cols:(t+1)*cols], xq, dx, order)
+			}
 		} else {
 			clear(xq)
 			clear(dx)
@@ -193,6 +196,11 @@ func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, co
 		for c := range chunks {
 			in.dxT[c*np+t], in.xsT[c*np+t] = dx[c], xs[c]
 		}
+	}
+	if r := buf.res; r != nil {
+		buf.resIn = input{lay: in.lay, n: n}
+		buf.resIn.prepareI8Batch(ks, r, buf.rx[:n*cols], n, cols)
+		in.res = &buf.resIn
 	}
 }
 
@@ -250,6 +258,12 @@ func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 		gemm(s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
 		for t := range in.n {
 			copy(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
+		}
+		if r := in.res; r != nil { // the same panel times the rounding errors
+			gemm(s.tile, p, r.xqT, r.dxT, r.xsT, r.np, nt)
+			for t := range in.n {
+				addTo(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
+			}
 		}
 	}
 }

@@ -22,7 +22,7 @@ type state struct {
 	part, partMax, partSum []float32
 }
 
-func newState(c *engine.Config, batch, workers int) state {
+func newState(c *engine.Config, batch, workers int, residual bool) state {
 	q, kv := c.NumAttentionHeads*c.HeadDim, c.NumKeyValueHeads*c.HeadDim
 	widest := max(c.HiddenSize, c.IntermediateSize, q)
 	st := state{
@@ -47,9 +47,16 @@ func newState(c *engine.Config, batch, workers int) state {
 	}
 	for i := range st.inBufs {
 		st.inBufs[i] = newInputBuf(widest, batch)
+		if residual {
+			r := newInputBuf(widest, batch)
+			st.inBufs[i].res, st.inBufs[i].rx = &r, make([]float32, widest*batch)
+		}
 	}
 	for i := range st.scr {
 		st.scr[i] = newScratch(widest, batch)
+		if residual { // the second pass's rows of any matrix
+			st.scr[i].res = make([]float32, max(widest, c.VocabSize))
+		}
 		vecs := st.attnPer * attnTokens(st.attnPer)
 		st.scr[i].q = make([]float32, vecs*c.HeadDim)
 		st.scr[i].o = make([]float32, vecs*c.HeadDim)
@@ -80,7 +87,9 @@ func (j *matmulJob) run(lo, hi, worker int) {
 	for i, p := range j.parts[:j.np] {
 		rows, _ := p.m.dims()
 		if a, b := max(lo, 0), min(hi, rows); a < b {
-			if in := j.ins[i]; in.n == 1 {
+			if in := j.ins[i]; in.n == 1 && in.res != nil {
+				gemvTwice(p, in, a, b, s)
+			} else if in.n == 1 {
 				p.m.gemv(p.out, in, a, b, s)
 			} else {
 				gemm(j.ks, p.m, p.out, in, a, b, s)
