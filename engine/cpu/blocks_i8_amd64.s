@@ -133,6 +133,18 @@
 	MOVL $7, R13 \
 	VPBROADCASTD R13, Y27
 
+// KBLOCKS are eight blocks (a k-quant super-block's chunks), alternating
+// between two sums.
+#define KBLOCKS(L0, L1, L2, L3, L4, L5, L6, L7, DOT) \
+	BLOCK(0, L0, DOT, Y0) \
+	BLOCK(1, L1, DOT, Y1) \
+	BLOCK(2, L2, DOT, Y0) \
+	BLOCK(3, L3, DOT, Y1) \
+	BLOCK(4, L4, DOT, Y0) \
+	BLOCK(5, L5, DOT, Y1) \
+	BLOCK(6, L6, DOT, Y0) \
+	BLOCK(7, L7, DOT, Y1)
+
 // BLOCKS8R are eight blocks on BLOCKR, alternating between two sums.
 #define BLOCKS8R(L0, L1, L2, L3, L4, L5, L6, L7, DOT) \
 	BLOCKR(0, L0, DOT, Y0, Y20) \
@@ -228,8 +240,9 @@
 
 // ROWS is a kernel's loop over its rows: blocks of bb bytes, LOAD and DOT
 // as BLOCK's, BIAS8 and BIAS1 add eight blocks' or one block's m·xsum,
-// PF8 and PF1 prefetch.
-#define ROWS(bb, LOAD, DOT, BIAS8, BIAS1, PF8, PF1) \
+// PF8 and PF1 prefetch; SCALES and BLOCKS are the 256-bit sets' (SCALES8,
+// KBLOCKS) or the AVX-512 ones' (SCALES8R, BLOCKS8R).
+#define ROWS(bb, LOAD, DOT, BIAS8, BIAS1, PF8, PF1, SCALES, BLOCKS) \
 row: \
 	ROW \
 eight: \
@@ -237,45 +250,9 @@ eight: \
 	CMPQ R13, R12 \
 	JGT one \
 	PF8 \
-	SCALES8(bb) \
+	SCALES(bb) \
 	BIAS8 \
-	BLOCK(0, LOAD, DOT, Y0) \
-	BLOCK(1, LOAD, DOT, Y1) \
-	BLOCK(2, LOAD, DOT, Y0) \
-	BLOCK(3, LOAD, DOT, Y1) \
-	BLOCK(4, LOAD, DOT, Y0) \
-	BLOCK(5, LOAD, DOT, Y1) \
-	BLOCK(6, LOAD, DOT, Y0) \
-	BLOCK(7, LOAD, DOT, Y1) \
-	NEXT(8, bb) \
-	JMP eight \
-one: \
-	CMPQ CX, R12 \
-	JGE end \
-	PF1 \
-	SCALE1 \
-	BIAS1 \
-	BLOCK(0, LOAD, DOT, Y0) \
-	NEXT(1, bb) \
-	JMP one \
-end: \
-	STORE \
-	JNZ row \
-	VZEROUPPER \
-	RET
-
-// ROWSR is ROWS on BLOCKR, for the AVX-512 kernels.
-#define ROWSR(bb, LOAD, DOT, BIAS8, BIAS1, PF8, PF1) \
-row: \
-	ROW \
-eight: \
-	LEAQ 8(CX), R13 \
-	CMPQ R13, R12 \
-	JGT one \
-	PF8 \
-	SCALES8R(bb) \
-	BIAS8 \
-	BLOCKS8R(LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, DOT) \
+	BLOCKS(LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, LOAD, DOT) \
 	NEXT(8, bb) \
 	JMP eight \
 one: \
@@ -321,17 +298,17 @@ end: \
 // func gemvQ4_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ4_0I8AVX2(SB), NOSPLIT, $32-64
 	ARGS(-8)
-	ROWS(18, LOADQ40, MADD, BIAS8D, BIAS1D, PF8Q4, PF1Q4)
+	ROWS(18, LOADQ40, MADD, BIAS8D, BIAS1D, PF8Q4, PF1Q4, SCALES8, KBLOCKS)
 
 // func gemvQ4_1I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ4_1I8AVX2(SB), NOSPLIT, $32-64
 	ARGS(0)
-	ROWS(20, LOADQ41, MADD, BIAS8M, BIAS1M, PF8Q4, PF1Q4)
+	ROWS(20, LOADQ41, MADD, BIAS8M, BIAS1M, PF8Q4, PF1Q4, SCALES8, KBLOCKS)
 
 // func gemvQ8_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ8_0I8AVX2(SB), NOSPLIT, $32-64
 	ARGS(0)
-	ROWS(34, LOADQ80S, MADDS, NOBIAS, NOBIAS, PF8Q8, PF1Q8)
+	ROWS(34, LOADQ80S, MADDS, NOBIAS, NOBIAS, PF8Q8, PF1Q8, SCALES8, KBLOCKS)
 
 // The same on AVX-512 VNNI's VPDPBUSD (on Y registers: AVX512VL), one
 // instruction for VPMADDUBSW and VPMADDWD, which does not saturate:
@@ -341,13 +318,13 @@ TEXT ·gemvQ8_0I8AVX2(SB), NOSPLIT, $32-64
 TEXT ·gemvQ4_0I8VNNI(SB), NOSPLIT, $32-64
 	ARGS(-8)
 	IDX8
-	ROWSR(18, LOADQ40, VNNI, BIAS8D, BIAS1D, PF8Q4, PF1Q4)
+	ROWS(18, LOADQ40, VNNI, BIAS8D, BIAS1D, PF8Q4, PF1Q4, SCALES8R, BLOCKS8R)
 
 // func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 TEXT ·gemvQ4_1I8VNNI(SB), NOSPLIT, $32-64
 	ARGS(0)
 	IDX8
-	ROWSR(20, LOADQ41, VNNI, BIAS8M, BIAS1M, PF8Q4, PF1Q4)
+	ROWS(20, LOADQ41, VNNI, BIAS8M, BIAS1M, PF8Q4, PF1Q4, SCALES8R, BLOCKS8R)
 
 // Q8_0's eight blocks go two to a Z register, the even block in the low
 // half and the odd one in the high half: one load pair, VPDPBUSD,
@@ -617,17 +594,6 @@ GLOBL ·kScaleMaskB(SB), RODATA|NOPTR, $16
 	LQ4KO(i) \
 	VPSRLW $3, Y11, Y5 \
 	HIBIT
-
-// KBLOCKS are a super-block's eight chunks.
-#define KBLOCKS(L0, L1, L2, L3, L4, L5, L6, L7, DOT) \
-	BLOCK(0, L0, DOT, Y0) \
-	BLOCK(1, L1, DOT, Y1) \
-	BLOCK(2, L2, DOT, Y0) \
-	BLOCK(3, L3, DOT, Y1) \
-	BLOCK(4, L4, DOT, Y0) \
-	BLOCK(5, L5, DOT, Y1) \
-	BLOCK(6, L6, DOT, Y0) \
-	BLOCK(7, L7, DOT, Y1)
 
 #define Q4K(DOT, SCALES, BLOCKS) \
 	PREFETCHT1 8192(AX) \

@@ -113,6 +113,17 @@ const (
 	i8Nibbles                 // q4Index: every chunk's even elements, then its odd ones
 )
 
+// pos is where element k of a row of cols goes in order o.
+func (o i8Order) pos(k, cols int) int {
+	switch o {
+	case i8Q4Blocks:
+		return q4I8Index(k, cols)
+	case i8Nibbles:
+		return q4Index(k)
+	}
+	return k
+}
+
 // i8Panel is up to sixteen rows of affine weights laid out for gemmI8:
 // w holds, for each four columns (in nibble order for q4), each row's four
 // codes, (cols/4, 16, 4); s and b each 32-column chunk's scale and bias of

@@ -37,14 +37,7 @@ func quantI8Go(xq []int8, dx, xsum, x []float32, order i8Order) {
 			inv = 127 / amax
 		}
 		for i, v := range xg {
-			k := g*group + i
-			switch order {
-			case i8Q4Blocks:
-				k = q4I8Index(k, cols)
-			case i8Nibbles:
-				k = q4Index(k)
-			}
-			xq[k] = int8(math.RoundToEven(float64(v * inv)))
+			xq[order.pos(g*group+i, cols)] = int8(math.RoundToEven(float64(v * inv)))
 		}
 	}
 }
@@ -517,14 +510,7 @@ func TestQuantSums(t *testing.T) {
 			for c := range chunks {
 				var want int32
 				for k := c * int8Block; k < (c+1)*int8Block; k++ {
-					p := k
-					switch order {
-					case i8Q4Blocks:
-						p = q4I8Index(k, cols)
-					case i8Nibbles:
-						p = q4Index(k)
-					}
-					want += int32(xq[p])
+					want += int32(xq[order.pos(k, cols)])
 				}
 				if got := xsum[c]; got != float32(want)*dx[c] {
 					t.Fatalf("cols %d, order %d, chunk %d: %v, want %v", cols, order, c, got, float32(want)*dx[c])

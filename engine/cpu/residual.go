@@ -65,16 +65,8 @@ func activationsName(ks *kernelSet, residual bool) string {
 // roundingError sets r[k] to x[k] less its int8 value, dx·xq, with xq in
 // order as quantI8 wrote it.
 func roundingError(r, x []float32, xq []int8, dx []float32, order i8Order) {
-	cols := len(x)
 	for k, v := range x {
-		i := k
-		switch order {
-		case i8Q4Blocks:
-			i = q4I8Index(k, cols)
-		case i8Nibbles:
-			i = q4Index(k)
-		}
-		r[k] = v - dx[k/int8Block]*float32(xq[i])
+		r[k] = v - dx[k/int8Block]*float32(xq[order.pos(k, len(x))])
 	}
 }
 
