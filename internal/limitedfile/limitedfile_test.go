@@ -1,6 +1,7 @@
 package limitedfile
 
 import (
+	"crypto/sha256"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,6 +36,14 @@ func TestRead(t *testing.T) {
 			t.Errorf("%s: Read = %q, %v", tc.reason, data, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path)):
 			t.Errorf("%s: error %v, want one naming %s and saying %q", tc.reason, err, tc.path, tc.want)
+		}
+		// Sum256 reads the same files, and refuses the same ones.
+		sum, err := Sum256(tc.path, 100)
+		switch {
+		case tc.want == "" && (err != nil || sum != sha256.Sum256([]byte("{}"))):
+			t.Errorf("%s: Sum256 = %x, %v", tc.reason, sum, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path)):
+			t.Errorf("%s: Sum256's error %v, want one naming %s and saying %q", tc.reason, err, tc.path, tc.want)
 		}
 	}
 	var tl *TooLargeError

@@ -10,11 +10,12 @@ package privatefile
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/driftwoodlabs/driftwood/internal/limitedfile"
 )
 
 // Dir makes dir (and missing parents) with mode 0700 and checks that it
@@ -107,7 +108,7 @@ func Read(path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, &Error{"is larger than the cache allows", ErrTooLarge}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := limitedfile.ReadAll(f, fi.Size(), limit)
 	switch {
 	case err != nil:
 		return nil, &Error{"cannot be read", err}
