@@ -198,9 +198,10 @@ func TestCommandsInChat(t *testing.T) {
 	if s := c.idle(); s.messages != 3 {
 		t.Fatalf("%d messages, want system, user, assistant", s.messages)
 	}
-	first := c.idle().last
+	before := c.idle()
+	first := before.last
 	c.typeLine("/regen")
-	c.wait("the regenerated reply", func(s snapshot) bool { return s.replying })
+	c.wait("the regenerated reply", func(s snapshot) bool { return s.started > before.started })
 	if s := c.idle(); s.messages != 3 || s.last != first {
 		t.Errorf("after /regen: %d messages, reply %q (greedy: want %q again)", s.messages, s.last, first)
 	}

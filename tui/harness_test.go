@@ -132,6 +132,9 @@ type snapshot struct {
 	help       bool
 	input      string
 	used       int
+	// started counts the replies begun: a short reply can start and end
+	// between two polls, so that replying is never seen.
+	started int
 	// last is the text of the transcript's last entry; logs the log
 	// pane's lines.
 	last string
@@ -158,6 +161,7 @@ func (p *probe) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 	if c := m.chat; c != nil {
 		s.chat, s.replying, s.busy, s.picker, s.help, s.input, s.used = true, c.replies.stream != nil, c.sessions.busy, c.picker != nil, c.showHelp, c.input.Value(), c.used
 		s.stopping = c.replies.stream != nil && c.replies.stream.stopping
+		s.started = c.replies.nextID
 		s.queued = c.ctrl.queued != nil
 		s.switching = c.ctrl.switching != nil
 		if n := len(c.transcript.entries); n > 0 {
