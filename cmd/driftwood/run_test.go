@@ -13,6 +13,7 @@ import (
 
 	"github.com/driftwoodlabs/driftwood/chatopen"
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/engine/tokenizer"
 	"github.com/driftwoodlabs/driftwood/internal/golden"
 )
@@ -121,6 +122,21 @@ func TestBenchRuns(t *testing.T) {
 	}
 	if r.PrefillTPS <= 0 || r.DecodeTPS <= 0 || r.PromptTokens != 16 {
 		t.Errorf("bench result %+v", r)
+	}
+	// The activations in use are reported, DRIFTWOOD_ACTIVATIONS's included.
+	for _, env := range []string{"", cpu.ActivationsInt8x2} {
+		t.Setenv("DRIFTWOOD_ACTIVATIONS", env)
+		want, err := cpu.DefaultActivations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runCLI(t, "bench", "--model", golden.ModelDir("tiny-mlx-q4"), "--prompt-tokens", "4", "--gen-tokens", "2", "--runs", "1", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Activations != want {
+			t.Errorf("DRIFTWOOD_ACTIVATIONS=%q: activations %q (%v), want %q", env, r.Activations, err, want)
+		}
 	}
 }
 
