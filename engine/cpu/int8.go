@@ -273,7 +273,7 @@ func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 		if r := in.res; r != nil { // the same panel times the rounding errors
 			gemm(s.tile, p, r.xqT, r.dxT, r.xsT, r.np, nt)
 			for t := range in.n {
-				addTo(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
+				add(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
 			}
 		}
 	}

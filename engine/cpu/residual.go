@@ -78,13 +78,6 @@ func gemvTwice(p part, in *input, lo, hi int, s *scratch) {
 		r1 := min(r0+16, hi)
 		p.m.gemv(p.out, in, r0, r1, s)
 		p.m.gemv(s.res, in.res, r0, r1, s)
-		addTo(p.out[r0:r1], s.res[r0:r1])
-	}
-}
-
-// addTo adds src to dst.
-func addTo(dst, src []float32) {
-	for i, v := range src {
-		dst[i] += v
+		add(p.out[r0:r1], s.res[r0:r1])
 	}
 }
