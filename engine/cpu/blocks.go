@@ -36,7 +36,7 @@ func newBlockMatrix(t *engine.Tensor, ks *kernelSet) (*blockMatrix, error) {
 
 func (m *blockMatrix) gemv(out []float32, in *input, lo, hi int, s *scratch) {
 	if in.xq != nil {
-		m.ks.gemvBlocksI8[blockI8Type(m.typ)](out[lo:hi], m.data[lo*m.rowBytes:hi*m.rowBytes], in.xq, in.dx, in.xsum)
+		m.ks.gemvBlocksI8[blockI8Type(m.typ)](out[lo:hi], m.data[lo*m.rowBytes:hi*m.rowBytes], in.xq, in.dx, in.xsum, in.bs)
 		return
 	}
 	x := in.x

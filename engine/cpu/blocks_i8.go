@@ -23,8 +23,43 @@ import (
 // blockGemvI8 sets out[r] = row r of w · x for r < len(out), w rows of
 // len(w)/len(out) bytes of GGUF blocks of one type and x given as quantI8
 // and quantSums wrote it, in natural order (so every xq is in
-// [−127, 127]).
-type blockGemvI8 func(out []float32, w []byte, xq []int8, dx, xsum []float32)
+// [−127, 127]); bs is nil, or, for a k-quant kernel of a set with quantK,
+// x as quantK wrote it and the sums of each 16 of xq (sums16).
+type blockGemvI8 func(out []float32, w []byte, xq []int8, dx, xsum []float32, bs []int16)
+
+// The k-quants' kernels of a set with quantK (AVX-512 VNNI) fold each
+// chunk's integer scale into the integer sums, as llama.cpp's Q8_K
+// kernels do: with one step dx for the 256 activations of a super-block,
+//
+//	Σ_j d·sc[j]·dx·Σ_{k∈j} q·xq = d·dx·Σ_j sc[j]·Σ_{k∈j} q·xq,
+//
+// one int32 sum a lane and one float multiply-add a super-block, where
+// a step per chunk costs a conversion and a multiply-add a chunk (the
+// same for the 16-weight halves of Q6_K). Q6_K's codes then go unsigned,
+// its −32 taken off as 32·Σ sc·bs with bs the sums of each 16 of xq.
+// The price is a coarser step: one per 256 activations rather than 32,
+// llama.cpp's trade (docs/RATIONALE.md, "Integer activations").
+
+// superStep reports whether dx, a step per chunk of 32, holds one step
+// for each super-block of 256, as the folding kernels need.
+func superStep(dx []float32) bool {
+	for c := range dx {
+		if dx[c] != dx[c&^7] {
+			return false
+		}
+	}
+	return true
+}
+
+// sums16 sets bs[i] to the sum of xq[16i:16i+16].
+func sums16(bs []int16, xq []int8) {
+	for i := range bs {
+		bs[i] = int16(sum16(xq[16*i:]))
+	}
+}
+
+// isK reports whether t is a k-quant with an int8 kernel.
+func isK(t gguf.Type) bool { return t == gguf.Q4_K || t == gguf.Q5_K || t == gguf.Q6_K }
 
 // blockGemvShape checks the operands of a blockGemvI8 for blocks of typ,
 // which the assembly kernels trust, and returns the rows, the row's bytes
@@ -79,7 +114,8 @@ func (m *blockMatrix) int8() bool {
 // layout: Q6_K's batches stay in float unless the set has gemmQ6K, as
 // Q6_K has one scale per 16 weights where gemmI8 takes one per chunk.
 func (m *blockMatrix) layout() layout {
-	return layout{int8: m.int8(), floatBatch: m.typ == gguf.Q6_K && m.ks.gemmQ6K == nil}
+	i8 := m.int8()
+	return layout{int8: i8, floatBatch: m.typ == gguf.Q6_K && m.ks.gemmQ6K == nil, super: i8 && isK(m.typ) && m.ks.quantK != nil}
 }
 
 // batchGemm is the batch kernel m's panels want: Q8_0's codes, 128

@@ -18,9 +18,9 @@ var (
 		asmBlockGemv(gemvQ4_0I8VNNI, gguf.Q4_0),
 		asmBlockGemv(gemvQ4_1I8VNNI, gguf.Q4_1),
 		asmBlockGemv(gemvQ8_0I8VNNI, gguf.Q8_0),
-		asmBlockGemv(gemvQ4_KI8VNNI, gguf.Q4_K),
-		asmBlockGemv(gemvQ5_KI8VNNI, gguf.Q5_K),
-		asmBlockGemv(gemvQ6_KI8VNNI, gguf.Q6_K),
+		asmKGemv(gemvQ4_KI8VNNI, gguf.Q4_K),
+		asmKGemv(gemvQ5_KI8VNNI, gguf.Q5_K),
+		asmKGemv(gemvQ6_KI8VNNI, gguf.Q6_K),
 	}
 )
 
@@ -31,10 +31,29 @@ type blockGemvAsm func(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, 
 // asmBlockGemv is the kernel f, for blocks of typ, as a blockGemvI8 that
 // checks the lengths f trusts.
 func asmBlockGemv(f blockGemvAsm, typ gguf.Type) blockGemvI8 {
-	return func(out []float32, w []byte, xq []int8, dx, xsum []float32) {
+	return func(out []float32, w []byte, xq []int8, dx, xsum []float32, _ []int16) {
 		if rows, rb, blocks := blockGemvShape(typ, out, w, xq, dx, xsum); rows > 0 {
 			f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], blocks)
 		}
+	}
+}
+
+// kGemvAsm is a k-quant kernel that folds its scales (blocks_i8.go): a
+// blockGemvAsm that also reads bs, the sums of each 16 of xq.
+type kGemvAsm func(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
+
+// asmKGemv is the kernel f, for k-quant blocks of typ, as a blockGemvI8
+// that checks the lengths f trusts and that x has a step per super-block.
+func asmKGemv(f kGemvAsm, typ gguf.Type) blockGemvI8 {
+	return func(out []float32, w []byte, xq []int8, dx, xsum []float32, bs []int16) {
+		rows, rb, blocks := blockGemvShape(typ, out, w, xq, dx, xsum)
+		if rows == 0 {
+			return
+		}
+		if len(bs) < len(xq)/16 || !superStep(dx[:blocks]) {
+			panic("cpu: k-quant kernel wants x quantised by super-block (quantK)")
+		}
+		f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], &bs[0], blocks)
 	}
 }
 
@@ -57,13 +76,13 @@ func gemvQ5_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsu
 func gemvQ6_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
 
 //go:noescape
-func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
 
 //go:noescape
-func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
 
 //go:noescape
-func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
 
 //go:noescape
 func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)

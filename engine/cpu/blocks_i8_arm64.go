@@ -15,7 +15,7 @@ var blocksNEON = [blockI8Types]blockGemvI8{
 // that the assembly trusts.
 func neonBlockGemv(typ gguf.Type, asm func(out *float32, w *byte, xq *int8, dx, xsum, f *float32, rows, blocks int)) blockGemvI8 {
 	bs := typ.BlockSize()
-	return func(out []float32, w []byte, xq []int8, dx, xsum []float32) {
+	return func(out []float32, w []byte, xq []int8, dx, xsum []float32, _ []int16) {
 		if rows, _, _ := blockGemvShape(typ, out, w, xq, dx, xsum); rows > 0 {
 			var f [16]float32 // the k-quants' steps and offsets of a super-block
 			asm(&out[0], &w[0], &xq[0], &dx[0], &xsum[0], &f[0], rows, len(xq)/bs)

@@ -195,9 +195,15 @@ func TestBlockKernelsExact(t *testing.T) {
 						ones[c] = 1
 					}
 					quantSums(xsum, ones, xq, i8Natural)
+					var bs []int16 // the sums a folding k-quant kernel takes
+					super := isK(typ) && ks.quantK != nil
+					if super {
+						bs = make([]int16, cols/16)
+						sums16(bs, xq)
+					}
 					out := make([]float32, rows)
 					w := randBlocks(rng, typ, rows, cols, true)
-					gemv(out, w, xq, ones, xsum)
+					gemv(out, w, xq, ones, xsum, bs)
 					want, _ := blockExact(typ, w, rows, xq, ones)
 					for r, v := range out {
 						if float64(v) != want[r] {
@@ -205,8 +211,13 @@ func TestBlockKernelsExact(t *testing.T) {
 						}
 					}
 					w, dx := randBlocks(rng, typ, rows, cols, false), randF32(rng, chunks)
+					if super { // one step a super-block
+						for c := range dx {
+							dx[c] = dx[c&^7]
+						}
+					}
 					quantSums(xsum, dx, xq, i8Natural)
-					gemv(out, w, xq, dx, xsum)
+					gemv(out, w, xq, dx, xsum, bs)
 					want, mag := blockExact(typ, w, rows, xq, dx)
 					for r, v := range out {
 						if d := math.Abs(float64(v) - want[r]); d > 1e-5*mag[r] {
@@ -260,7 +271,7 @@ func TestBlockKernelsExtremes(t *testing.T) {
 					ones[i], xs[i] = 1, float32(32*int(x))
 				}
 				out := make([]float32, rows)
-				ks.gemvBlocksI8[blockI8Type(c.typ)](out, w, xq[:cols], ones[:chunks], xs[:chunks])
+				ks.gemvBlocksI8[blockI8Type(c.typ)](out, w, xq[:cols], ones[:chunks], xs[:chunks], nil)
 				for r, v := range out {
 					if v != want {
 						t.Fatalf("%s: row %d = %g, want %g", what, r, v, want)
@@ -280,10 +291,64 @@ func TestBlockKernelsExtremes(t *testing.T) {
 	}
 }
 
+// TestKQuantExtremes checks the k-quants' single-input kernels where
+// their int16 and int32 sums are largest: every code its largest (15,
+// 31, 63), every scale and min its largest (Q6_K's 127 and −128), times
+// activations all 127 or all −127, against the exact sum (terms of one
+// sign: float rounding only).
+func TestKQuantExtremes(t *testing.T) {
+	const cols, rows = 512, 3
+	for _, ks := range blockSets() {
+		for _, c := range []struct {
+			typ gguf.Type
+			sc  byte // Q6_K's scale bytes
+		}{{gguf.Q4_K, 0}, {gguf.Q5_K, 0}, {gguf.Q6_K, 127}, {gguf.Q6_K, 0x80}} {
+			bb := c.typ.BlockBytes()
+			w := make([]byte, rows*cols/256*bb)
+			for i := range w {
+				w[i] = 0xff // codes, scales and mins at their largest
+			}
+			for b := 0; b < len(w); b += bb {
+				if c.typ == gguf.Q6_K {
+					for i := 192; i < 208; i++ {
+						w[b+i] = c.sc
+					}
+					binary.LittleEndian.PutUint16(w[b+208:], 0x3c00) // d = 1
+					continue
+				}
+				binary.LittleEndian.PutUint16(w[b:], 0x3c00) // d = 1
+				binary.LittleEndian.PutUint16(w[b+2:], 0)    // dmin = 0
+			}
+			for _, x := range []int8{127, -127} {
+				xq, ones, xsum := make([]int8, cols), make([]float32, cols/32), make([]float32, cols/32)
+				for i := range xq {
+					xq[i] = x
+				}
+				for i := range ones {
+					ones[i] = 1
+				}
+				quantSums(xsum, ones, xq, i8Natural)
+				bs := make([]int16, cols/16)
+				sums16(bs, xq)
+				out := make([]float32, rows)
+				ks.gemvBlocksI8[blockI8Type(c.typ)](out, w, xq, ones, xsum, bs)
+				want, mag := blockExact(c.typ, w, rows, xq, ones)
+				for r, v := range out {
+					if math.Abs(float64(v)-want[r]) > 1e-6*mag[r] {
+						t.Fatalf("%s %s scales %#x, x = %d: row %d = %g, exact %g", ks.name, c.typ, c.sc, x, r, v, want[r])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestBlockBatch checks the batch product of every block type with int8
-// batches on every int8 set against its single-input kernel, which does
-// the same integer maths in another order, for row counts that leave a
-// partial panel. (Q6_K's batches are float in a set without gemmQ6K.)
+// batches on every int8 set, and its single-input product, against the
+// exact product with x rounded as each rounds it (a step per 32, or per
+// super-block for the k-quants of a set with quantK), for row counts
+// that leave a partial panel. (Q6_K's batches are float in a set without
+// gemmQ6K.)
 func TestBlockBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const cols = 512
@@ -304,16 +369,16 @@ func TestBlockBatch(t *testing.T) {
 					for b := range n {
 						xb := x[b*cols : (b+1)*cols]
 						single := mulAll(&ks, m, xb, 1)
-						for r := range rows {
-							// The terms s·q·x and b·x cancel: rounding
-							// scales with their magnitudes.
-							q, sc, bias := blockTerms(typ, w[r*m.rowBytes:(r+1)*m.rowBytes])
-							var mag float64
-							for k := range q {
-								mag += (math.Abs(float64(sc[k]*float32(q[k]))) + 2*math.Abs(float64(bias[k]))) * math.Abs(float64(xb[k]))
-							}
-							if got, want := batched[b*rows+r], single[r]; math.Abs(float64(got-want)) > 1e-5*mag {
-								t.Fatalf("%s %s %d×%d, %d inputs: row %d input %d = %g, single input %g", ks.name, typ, rows, cols, n, r, b, got, want)
+						for _, c := range []struct {
+							what  string
+							got   []float32
+							super bool
+						}{{"batch", batched[b*rows : (b+1)*rows], false}, {"single input", single, m.layout().super}} {
+							want, mag := roundedProduct(&ks, typ, w, rows, xb, c.super)
+							for r, v := range c.got {
+								if math.Abs(float64(v)-want[r]) > 1e-5*mag[r] {
+									t.Fatalf("%s %s %d×%d, %d inputs, %s: row %d input %d = %g, exact %g", ks.name, typ, rows, cols, n, c.what, r, b, v, want[r])
+								}
 							}
 						}
 					}
@@ -321,6 +386,20 @@ func TestBlockBatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// roundedProduct is blockExact of w with x rounded to int8 as ks rounds
+// it: in blocks of 32 (quantI8), or with super one step per super-block
+// (quantK).
+func roundedProduct(ks *kernelSet, typ gguf.Type, w []byte, rows int, x []float32, super bool) (want, mag []float64) {
+	cols := len(x)
+	xq, dx, xsum := make([]int8, cols), make([]float32, cols/32), make([]float32, cols/32)
+	if super {
+		ks.quantK(xq, dx, xsum, x)
+	} else {
+		ks.quantI8(xq, dx, xsum, x, i8Natural)
+	}
+	return blockExact(typ, w, rows, xq, dx)
 }
 
 // TestBlockPanels checks the panels fillI8 lays out: that scale·code +

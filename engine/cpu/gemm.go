@@ -8,6 +8,9 @@ type layout struct {
 	int8    bool // a single input goes to the kernels as int8 (int8.go)
 	// floatBatch: with int8, a batch still goes to the kernels in float.
 	floatBatch bool
+	// super: with int8, a single input has one step per super-block of
+	// 256 and its sums of each 16 (the set's quantK; blocks_i8.go).
+	super bool
 }
 
 // input is a matmul's activations prepared once for all the workers.
@@ -18,6 +21,7 @@ type input struct {
 	xsum []float32 // n == 1, affine: the sum of each group (int8: block) of x
 	xq   []int8    // n == 1, int8: x quantised (int8.go)
 	dx   []float32 // n == 1, int8: the step of each block of xq
+	bs   []int16   // n == 1, super: the sum of each 16 of xq
 	// n > 1, int8: the batch quantised and transposed (prepareI8Batch)
 	xqT      []int8
 	dxT, xsT []float32
@@ -32,6 +36,7 @@ type input struct {
 type inputBuf struct {
 	x, xsum, dx, xT, dxT, xsT []float32
 	xq, xqT                   []int8
+	bs                        []int16
 	// res holds the residual's input (int8x2 activations only), rx the
 	// rounding errors it quantises.
 	res   *inputBuf
@@ -45,6 +50,7 @@ func newInputBuf(cols, batch int) inputBuf {
 		xsum: make([]float32, cols/32),
 		dx:   make([]float32, cols/32),
 		xq:   make([]int8, cols),
+		bs:   make([]int16, cols/16),
 		xT:   make([]float32, cols*roundUp(batch, 16)),
 		xqT:  make([]int8, cols*roundUp(batch, 16)),
 		dxT:  make([]float32, cols/32*roundUp(batch, 16)),
@@ -60,19 +66,15 @@ func (in *input) prepare(ks *kernelSet, buf *inputBuf, x []float32, n, cols int,
 	*in = input{lay: lay, n: n}
 	x = x[:n*cols]
 	if n == 1 && lay.int8 {
-		blocks := cols / int8Block
-		in.xq, in.dx, in.xsum = buf.xq[:cols], buf.dx[:blocks], buf.xsum[:blocks]
 		order := i8Natural
 		if lay.nibbles {
 			order = i8Q4Blocks
 		}
-		ks.quantI8(in.xq, in.dx, in.xsum, x, order)
-		quantSums(in.xsum, in.dx, in.xq, order)
+		in.quantOne(ks, buf, x, order)
 		if r := buf.res; r != nil {
 			roundingError(buf.rx[:cols], x, in.xq, in.dx, order)
-			buf.resIn = input{lay: lay, n: 1, xq: r.xq[:cols], dx: r.dx[:blocks], xsum: r.xsum[:blocks]}
-			ks.quantI8(buf.resIn.xq, buf.resIn.dx, buf.resIn.xsum, buf.rx[:cols], order)
-			quantSums(buf.resIn.xsum, buf.resIn.dx, buf.resIn.xq, order)
+			buf.resIn = input{lay: lay, n: 1}
+			buf.resIn.quantOne(ks, r, buf.rx[:cols], order)
 			in.res = &buf.resIn
 		}
 		return
@@ -116,6 +118,22 @@ func (in *input) prepare(ks *kernelSet, buf *inputBuf, x []float32, n, cols int,
 			}
 		}
 	}
+}
+
+// quantOne sets in's xq, dx and xsum (and with in.lay.super its bs) to
+// the single input x quantised in order, in buf's storage.
+func (in *input) quantOne(ks *kernelSet, buf *inputBuf, x []float32, order i8Order) {
+	cols := len(x)
+	blocks := cols / int8Block
+	in.xq, in.dx, in.xsum = buf.xq[:cols], buf.dx[:blocks], buf.xsum[:blocks]
+	if in.lay.super {
+		in.bs = buf.bs[:cols/16]
+		ks.quantK(in.xq, in.dx, in.xsum, x)
+		sums16(in.bs, in.xq)
+	} else {
+		ks.quantI8(in.xq, in.dx, in.xsum, x, order)
+	}
+	quantSums(in.xsum, in.dx, in.xq, order)
 }
 
 func sum(x []float32) float32 {

@@ -15,6 +15,7 @@ var avx512VNNIKernels = func() kernelSet {
 	ks.gemvQ4I8 = i8Gemv{4, [3]i8GemvAsm{gemvQ4SF32VNNI, gemvQ4SBF16VNNI, gemvQ4SF16VNNI}, &vnniIndex}.gemv
 	ks.gemvQ8I8 = i8Gemv{8, [3]i8GemvAsm{gemvQ8SF32VNNI, gemvQ8SBF16VNNI, gemvQ8SF16VNNI}, &vnniIndex}.gemv
 	ks.quantI8 = quantI8
+	ks.quantK = quantK
 	ks.gemvBlocksI8 = blocksI8VNNI
 	ks.panelBlocksI8 = blockPanelsAVX2
 	ks.panelI8 = [2]panelI8{
@@ -78,6 +79,20 @@ func (a i8Gemv) gemv(out []float32, w []uint32, scales, biases halfVec, xq []int
 func quantI8(xq []int8, dx, xsum, x []float32, order i8Order) {
 	checkQuant(xq, dx, xsum, x)
 	quantI8VNNI(&xq[0], &dx[0], &xsum[0], &x[0], len(x), 5, int(order)) // 2⁵ = int8Block
+}
+
+// quantK quantises x with one step for each 256 elements (2⁸), which
+// the assembly writes to dx[:len(x)/256], then gives each chunk of 32 its
+// super-block's step; xsum is left to quantSums.
+func quantK(xq []int8, dx, xsum, x []float32) {
+	checkQuant(xq, dx, xsum, x)
+	if len(x)%256 != 0 {
+		panic("cpu: quantK wants whole super-blocks")
+	}
+	quantI8VNNI(&xq[0], &dx[0], &xsum[0], &x[0], len(x), 8, int(i8Natural))
+	for c := len(x)/int8Block - 1; c >= 0; c-- {
+		dx[c] = dx[c/8]
+	}
 }
 
 // checkQuant checks the lengths that a quantiser's assembly trusts.

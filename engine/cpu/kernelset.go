@@ -49,6 +49,11 @@ type kernelSet struct {
 	// and dx and xsum per block of int8Block; f is scratch of at least
 	// len(xsum)+16 floats. A set without them multiplies in float.
 	quantI8 func(xq []int8, dx, xsum, x []float32, order i8Order)
+	// quantK, where the set has it, is quantI8 in natural order with one
+	// step for each 256 of x (written to each of its eight chunks' dx),
+	// for the set's k-quant kernels, which fold their scales into the
+	// integer sums (blocks_i8.go).
+	quantK func(xq []int8, dx, xsum, x []float32)
 	// panelI8[bits/8] and gemmI8[bits/8], where the set has them, are the
 	// batch product over int8 inputs (int8.go): panelI8 lays out up to
 	// sixteen rows of affine weights, gemmI8 multiplies such a panel with
