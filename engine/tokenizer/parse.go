@@ -283,15 +283,16 @@ func (t *Tokenizer) setMerges(m *modelJSON) error {
 		}
 		m.resolved = resolved
 	}
+	// Backwards, so that of two merges of one pair the first is written
+	// last and stays, with one map operation a merge (a lookup before
+	// each insert was 7 % of a new chat's first token on a 1B GGUF).
 	t.merges = make(map[uint64]merge, len(m.resolved))
-	for i, r := range m.resolved {
-		rank := int32(i)
+	for i := len(m.resolved) - 1; i >= 0; i-- {
+		r, rank := m.resolved[i], int32(i)
 		if m.ranks != nil {
 			rank = m.ranks[i]
 		}
-		if _, dup := t.merges[pairKey(r[0], r[1])]; !dup {
-			t.merges[pairKey(r[0], r[1])] = merge{rank: rank, id: r[2]}
-		}
+		t.merges[pairKey(r[0], r[1])] = merge{rank: rank, id: r[2]}
 	}
 	return nil
 }
