@@ -115,13 +115,14 @@
 	VBROADCASTSS sc-(32-4*i)(SP), Y4 \
 	VFMADD231PS Y4, Y6, acc
 
-// The AVX-512 kernels keep the eight d·dx in Y18 instead of the frame
-// and pick block i's with VPERMPS by the index in Y20+i (IDX8 sets them)
-// rather than a 32-byte store to the frame read back four bytes at a
-// time: on an AMD EPYC (Zen 4) that made a 2048×2048 decode product 20 %
-// faster (Q4_K 177 -> 142 µs, Q6_K 240 -> 191 µs), and the 1-thread
-// decode of a Q4_K_M file 7 %. The 256-bit sets have too few registers,
-// and keep the frame.
+// The AVX-512 kernels of the 32-blocks keep the eight d·dx in Y18
+// instead of the frame and pick block i's with VPERMPS by the index in
+// Y20+i (IDX8 sets them) rather than a 32-byte store to the frame read
+// back four bytes at a time: on an AMD EPYC (Zen 4) that made the
+// k-quant kernels of the time 20 % faster on a 2048×2048 decode product
+// (Q4_K 177 -> 142 µs, Q6_K 240 -> 191 µs), before they folded their
+// scales (below). The 256-bit sets have too few registers, and keep the
+// frame.
 #define BLOCKR(i, LOAD, DOT, acc, idx) \
 	LOAD(i) \
 	DOT(i) \
@@ -864,8 +865,10 @@ dq6:
 // scale in every int16 lane (VPERMW of the scales by the index in
 // Y20+i) added to one of two int32 sums (VPDPWSSD), which meet d·dx
 // (Y16) once a super-block. bs (R14) holds the activations' sums of each
-// 16. On the AMD EPYC (Zen 4) a 2048×2048 Q4_K product went from 19 to
-// 22 GB/s from the cache, Q6_K from ... (BenchmarkBlockGemv).
+// 16. On an AMD EPYC (Zen 4) a 2048×2048 product, x's quantisation
+// included, went from a step per chunk to this: Q4_K 156 -> 114 µs,
+// Q5_K 191 -> 170, Q6_K 237 -> 141 (BenchmarkBlockGemv, medians of five
+// alternating runs).
 
 // IDXK sets Y20+j to int16 lanes of j (VPERMW's index of chunk j's
 // scale), for j < 8.
