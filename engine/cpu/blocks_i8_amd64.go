@@ -103,6 +103,15 @@ var blockPanelsAVX2 = [blockI8Types]blockPanelI8{
 	asmBlockPanel(panelQ5_KAVX2, gguf.Q5_K),
 }
 
+// blockPanelsVNNI are those of the AVX-512 VNNI set: the k-quants'
+// transpose their scales in zmm registers (blocks_panel_amd64.s).
+var blockPanelsVNNI = func() [blockI8Types]blockPanelI8 {
+	p := blockPanelsAVX2
+	p[blockI8Type(gguf.Q4_K)] = asmBlockPanel(panelQ4_KVNNI, gguf.Q4_K)
+	p[blockI8Type(gguf.Q5_K)] = asmBlockPanel(panelQ5_KVNNI, gguf.Q5_K)
+	return p
+}()
+
 // blockPanelAsm is an assembly panel kernel on the operands' first
 // elements: sixteen rows of chunks blocks, rowBytes apart.
 type blockPanelAsm func(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
@@ -150,6 +159,12 @@ func panelQ4_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
 func panelQ5_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ4_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ5_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
 func panelQ4_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)

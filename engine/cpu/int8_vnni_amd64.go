@@ -17,7 +17,7 @@ var avx512VNNIKernels = func() kernelSet {
 	ks.quantI8 = quantI8
 	ks.quantK = quantK
 	ks.gemvBlocksI8 = blocksI8VNNI
-	ks.panelBlocksI8 = blockPanelsAVX2
+	ks.panelBlocksI8 = blockPanelsVNNI
 	ks.panelI8 = [2]panelI8{
 		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false, false}.panel,
 		i8PanelKernel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}, false, false}.panel,
