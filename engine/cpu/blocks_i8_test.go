@@ -436,24 +436,33 @@ func TestBlockPanels(t *testing.T) {
 				}
 			}
 		}
-		for _, ks := range blockSets() {
-			f := ks.panelBlocksI8[blockI8Type(typ)]
-			if f == nil {
-				continue
+		sets := blockSets()
+		if len(sets) > 0 { // the amx set's panel kernels need AVX2 only
+			sets = append(sets, tilePanelSets()...)
+		}
+		for _, ks := range sets {
+			if f := ks.panelBlocksI8[blockI8Type(typ)]; f != nil {
+				samePanel(t, ks.name+" "+typ.String(), f, w[16*m.rowBytes:], m.rowBytes, &want)
 			}
-			got := newI8Panel(cols)
-			f(&got, w[16*m.rowBytes:], m.rowBytes)
-			codes := panelCodes(&got)
-			for i := range 16 * cols {
-				if codes[i] != want.w[i] {
-					t.Fatalf("%s %s: code %d = %d, want %d (tiled %v)", ks.name, typ, i, codes[i], want.w[i], got.tiled)
-				}
-			}
-			for i := range 16 * cols / 32 {
-				if got.s[i] != want.s[i] || got.b[i] != want.b[i] {
-					t.Fatalf("%s %s: scale, bias %d = %g, %g, want %g, %g", ks.name, typ, i, got.s[i], got.b[i], want.s[i], want.b[i])
-				}
-			}
+		}
+	}
+}
+
+// samePanel checks that the panel kernel f lays out sixteen rows of w as
+// want, bit for bit.
+func samePanel(t *testing.T, what string, f blockPanelI8, w []byte, rowBytes int, want *i8Panel) {
+	t.Helper()
+	got := newI8Panel(len(want.w) / 16)
+	f(&got, w, rowBytes)
+	codes := panelCodes(&got)
+	for i, c := range want.w {
+		if codes[i] != c {
+			t.Fatalf("%s: code %d = %d, want %d (tiled %v)", what, i, codes[i], c, got.tiled)
+		}
+	}
+	for i := range want.s {
+		if got.s[i] != want.s[i] || got.b[i] != want.b[i] {
+			t.Fatalf("%s: scale, bias %d = %g, %g, want %g, %g", what, i, got.s[i], got.b[i], want.s[i], want.b[i])
 		}
 	}
 }

@@ -295,15 +295,15 @@ q80chunk:
 	VEXTRACTPS $1, x, (64+4*r)(base) \
 	VEXTRACTPS $2, x, (128+4*r)(base) \
 	VEXTRACTPS $3, x, (192+4*r)(base) \
-	VEXTRACTF128 $1, y, X7 \
-	VMOVSS X7, (256+4*r)(base) \
-	VEXTRACTPS $1, X7, (320+4*r)(base) \
-	VEXTRACTPS $2, X7, (384+4*r)(base) \
-	VEXTRACTPS $3, X7, (448+4*r)(base)
+	VEXTRACTF128 $1, y, X8 \
+	VMOVSS X8, (256+4*r)(base) \
+	VEXTRACTPS $1, X8, (320+4*r)(base) \
+	VEXTRACTPS $2, X8, (384+4*r)(base) \
+	VEXTRACTPS $3, X8, (448+4*r)(base)
 
-// KSC stores row r's d·sc and −dmin·m (R13 its super-block) and steps
-// R13 to the next row.
-#define KSC(r) \
+// KROWZ sets Y6 and Y7 to the d·sc and −dmin·m of the super-block at
+// R13 and steps R13 to the next row.
+#define KROWZ \
 	VPBROADCASTW (R13), X9 \
 	VCVTPH2PS X9, Y9 \
 	VPBROADCASTW 2(R13), X10 \
@@ -313,15 +313,20 @@ q80chunk:
 	VPMOVZXBD X5, Y6 \
 	VCVTDQ2PS Y6, Y6 \
 	VMULPS Y9, Y6, Y6 \
-	SCATTER8(Y6, X6, R8, r) \
 	VPSHUFD $0x0e, X5, X5 \
-	VPMOVZXBD X5, Y6 \
-	VCVTDQ2PS Y6, Y6 \
-	VMULPS Y10, Y6, Y6 \
-	VXORPS Y7, Y7, Y7 \
-	VSUBPS Y6, Y7, Y6 \
-	SCATTER8(Y6, X6, R9, r) \
+	VPMOVZXBD X5, Y7 \
+	VCVTDQ2PS Y7, Y7 \
+	VMULPS Y10, Y7, Y7 \
+	VXORPS Y8, Y8, Y8 \
+	VSUBPS Y7, Y8, Y7 \
 	ADDQ R14, R13
+
+// KSC stores row r's d·sc and −dmin·m (R13 its super-block) and steps
+// R13 to the next row.
+#define KSC(r) \
+	KROWZ \
+	SCATTER8(Y6, X6, R8, r) \
+	SCATTER8(Y7, X7, R9, r)
 
 #define KSCALES16 \
 	MOVQ DX, R13 \
@@ -381,48 +386,44 @@ q80chunk:
 	PREFETCHT0 48(CX)(AX*1) \
 	PREFETCHT0 96(CX)(AX*1)
 
+// KPANEL is a k-quant panel kernel: PARGS and its constants done, for
+// each super-block GROUP lays out the codes of the rows' four groups
+// and SCALES their scales and biases; bb is a super-block's bytes.
+#define KPANEL(bb, GROUP, SCALES) \
+sb: \
+	LEAQ (SI)(R10*1), DX \
+	PFK(2*bb) \
+	MOVQ DX, R13 \
+	GROUP(0) \
+	GROUP(1) \
+	GROUP(2) \
+	GROUP(3) \
+	SCALES \
+	KNEXT \
+	JNZ sb \
+	VZEROUPPER \
+	RET
+
+// KBYTES sets Y15 to bytes of 0x0f and, for Q5_K, Y12 to bytes of 0x10.
+#define KBYTES \
+	MOVL $0x0f0f0f0f, R13 \
+	VMOVD R13, X15 \
+	VPBROADCASTD X15, Y15 \
+	MOVL $0x10101010, R13 \
+	VMOVD R13, X12 \
+	VPBROADCASTD X12, Y12
+
 // func panelQ4_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ4_KAVX2(SB), NOSPLIT, $0-48
 	PARGS(144, 0)
-	MOVL $0x0f0f0f0f, R13
-	VMOVD R13, X15
-	VPBROADCASTD X15, Y15
-q4ksb:
-	LEAQ (SI)(R10*1), DX
-	PFK(288)
-	MOVQ DX, R13
-	Q4KGROUP(0)
-	Q4KGROUP(1)
-	Q4KGROUP(2)
-	Q4KGROUP(3)
-	KSCALES16
-	KNEXT
-	JNZ q4ksb
-	VZEROUPPER
-	RET
+	KBYTES
+	KPANEL(144, Q4KGROUP, KSCALES16)
 
 // func panelQ5_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ5_KAVX2(SB), NOSPLIT, $0-48
 	PARGS(176, 0)
-	MOVL $0x0f0f0f0f, R13
-	VMOVD R13, X15
-	VPBROADCASTD X15, Y15
-	MOVL $0x10101010, R13
-	VMOVD R13, X12
-	VPBROADCASTD X12, Y12
-q5ksb:
-	LEAQ (SI)(R10*1), DX
-	PFK(352)
-	MOVQ DX, R13
-	Q5KGROUP(0)
-	Q5KGROUP(1)
-	Q5KGROUP(2)
-	Q5KGROUP(3)
-	KSCALES16
-	KNEXT
-	JNZ q5ksb
-	VZEROUPPER
-	RET
+	KBYTES
+	KPANEL(176, Q5KGROUP, KSCALES16)
 
 // The AVX-512 VNNI sets' k-quant panels lay the codes out as above but
 // the scales and biases in registers: each row's eight d·sc and −dmin·m
@@ -433,26 +434,6 @@ q5ksb:
 // were 18 % of its 128-token prefill and of a new chat's first token; the
 // panels of a 1024×2048 Q4_K matrix took 139 µs this way and 107 µs with
 // the transpose (medians of six runs, AMD EPYC Zen 4).
-
-// KROWZ sets Y6 and Y7 to the d·sc and −dmin·m of the super-block at
-// R13 and steps R13 to the next row.
-#define KROWZ \
-	VPBROADCASTW (R13), X9 \
-	VCVTPH2PS X9, Y9 \
-	VPBROADCASTW 2(R13), X10 \
-	VCVTPH2PS X10, Y10 \
-	VMOVDQU 4(R13), X4 \
-	UNPACKK \
-	VPMOVZXBD X5, Y6 \
-	VCVTDQ2PS Y6, Y6 \
-	VMULPS Y9, Y6, Y6 \
-	VPSHUFD $0x0e, X5, X5 \
-	VPMOVZXBD X5, Y7 \
-	VCVTDQ2PS Y7, Y7 \
-	VMULPS Y10, Y7, Y7 \
-	VXORPS Y8, Y8, Y8 \
-	VSUBPS Y7, Y8, Y7 \
-	ADDQ R14, R13
 
 // KLO puts the next row's in the low halves of s and b (rows 0-7).
 #define KLO(s, b) \
@@ -526,45 +507,14 @@ q5ksb:
 // func panelQ4_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ4_KVNNI(SB), NOSPLIT, $0-48
 	PARGS(144, 0)
-	MOVL $0x0f0f0f0f, R13
-	VMOVD R13, X15
-	VPBROADCASTD X15, Y15
-q4ksbz:
-	LEAQ (SI)(R10*1), DX
-	PFK(288)
-	MOVQ DX, R13
-	Q4KGROUP(0)
-	Q4KGROUP(1)
-	Q4KGROUP(2)
-	Q4KGROUP(3)
-	KSCALES16Z
-	KNEXT
-	JNZ q4ksbz
-	VZEROUPPER
-	RET
+	KBYTES
+	KPANEL(144, Q4KGROUP, KSCALES16Z)
 
 // func panelQ5_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ5_KVNNI(SB), NOSPLIT, $0-48
 	PARGS(176, 0)
-	MOVL $0x0f0f0f0f, R13
-	VMOVD R13, X15
-	VPBROADCASTD X15, Y15
-	MOVL $0x10101010, R13
-	VMOVD R13, X12
-	VPBROADCASTD X12, Y12
-q5ksbz:
-	LEAQ (SI)(R10*1), DX
-	PFK(352)
-	MOVQ DX, R13
-	Q5KGROUP(0)
-	Q5KGROUP(1)
-	Q5KGROUP(2)
-	Q5KGROUP(3)
-	KSCALES16Z
-	KNEXT
-	JNZ q5ksbz
-	VZEROUPPER
-	RET
+	KBYTES
+	KPANEL(176, Q5KGROUP, KSCALES16Z)
 
 // Q6_K's codes: the low nibbles of ql's 32 bytes at 64h+32p, with qh's
 // bits 2p and 2p+1 (qh's 32 bytes at 128+32h) as bits 4 and 5, are

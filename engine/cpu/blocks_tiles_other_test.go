@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package cpu
+
+// tilePanelSets: only amd64 has the amx set.
+func tilePanelSets() []kernelSet { return nil }
