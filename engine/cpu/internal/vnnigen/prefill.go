@@ -128,7 +128,7 @@ chunk:
 	KORTESTW K1, K1
 	JCC  gather
 {{- range .Halves}}
-{{rows16 .}}
+{{rows16 . (mul 32 $.Bits)}}
 {{- if eq $.Bits 4}}
 {{- range $k := lanes4}}
 	VPSRLD  $4, Z{{$k}}, Z8
