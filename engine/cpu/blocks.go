@@ -139,7 +139,8 @@ func (m *blockMatrix) row(dst []float32, r int) {
 }
 
 // dequant is gguf.Dequantize of whole blocks of m's type, on the kernel
-// set's assembly where it has it (Q6_K, whose batches stay in float).
+// set's assembly where it has it (Q6_K, whose batches stay in float
+// on sets without gemmQ6K).
 func (m *blockMatrix) dequant(dst []float32, src []byte) {
 	if m.typ == gguf.Q6_K && m.ks.dequantQ6K != nil {
 		m.ks.dequantQ6K(dst, src)

@@ -104,11 +104,13 @@ var blockPanelsAVX2 = [blockI8Types]blockPanelI8{
 }
 
 // blockPanelsVNNI are those of the AVX-512 VNNI set: the k-quants'
-// transpose their scales in zmm registers (blocks_panel_amd64.s).
+// transpose their scales in zmm registers (blocks_panel_amd64.s), and
+// Q6_K has one, as the set has gemmQ6K.
 var blockPanelsVNNI = func() [blockI8Types]blockPanelI8 {
 	p := blockPanelsAVX2
 	p[blockI8Type(gguf.Q4_K)] = asmBlockPanel(panelQ4_KVNNI, gguf.Q4_K)
 	p[blockI8Type(gguf.Q5_K)] = asmBlockPanel(panelQ5_KVNNI, gguf.Q5_K)
+	p[blockI8Type(gguf.Q6_K)] = asmBlockPanel(panelQ6_KVNNI, gguf.Q6_K)
 	return p
 }()
 
@@ -165,6 +167,9 @@ func panelQ4_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
 func panelQ5_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ6_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
 func panelQ4_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)

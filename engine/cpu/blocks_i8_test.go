@@ -280,7 +280,7 @@ func TestBlockKernelsExtremes(t *testing.T) {
 				p := newI8Panel(cols)
 				m.fillI8(&p, 0, rows)
 				tile := make([]float32, 16*np)
-				m.batchGemm()(tile, &p, xq, ones, xs, np, np)
+				m.batchGemm()(tile, &p, xq, ones, xs, nil, np, np)
 				for i, v := range tile {
 					if v != want {
 						t.Fatalf("%s: batch row %d input %d = %g, want %g", what, i%16, i/16, v, want)
@@ -295,7 +295,7 @@ func TestBlockKernelsExtremes(t *testing.T) {
 // their int16 and int32 sums are largest: every code its largest (15,
 // 31, 63), every scale and min its largest (Q6_K's 127 and −128), times
 // activations all 127 or all −127, against the exact sum (terms of one
-// sign: float rounding only).
+// sign: float rounding only); and Q6_K's batch kernel where there is one.
 func TestKQuantExtremes(t *testing.T) {
 	const cols, rows = 512, 3
 	for _, ks := range blockSets() {
@@ -336,6 +336,23 @@ func TestKQuantExtremes(t *testing.T) {
 				for r, v := range out {
 					if math.Abs(float64(v)-want[r]) > 1e-6*mag[r] {
 						t.Fatalf("%s %s scales %#x, x = %d: row %d = %g, exact %g", ks.name, c.typ, c.sc, x, r, v, want[r])
+					}
+				}
+				if c.typ != gguf.Q6_K || ks.gemmQ6K == nil {
+					continue
+				}
+				// The batch kernel: two inputs all x, which quantise to x.
+				m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: c.typ}, &ks)
+				if err != nil {
+					t.Fatal(err)
+				}
+				xf := make([]float32, 2*cols)
+				for i := range xf {
+					xf[i] = float32(x)
+				}
+				for i, v := range mulAll(&ks, m, xf, 2) {
+					if r := i % rows; math.Abs(float64(v)-want[r]) > 1e-6*mag[r] {
+						t.Fatalf("%s %s scales %#x, x = %d, batch: row %d = %g, exact %g", ks.name, c.typ, c.sc, x, r, v, want[r])
 					}
 				}
 			}

@@ -356,43 +356,41 @@ q80chunk:
 	ADDQ R11, R10 \
 	SUBQ $8, BX
 
-// PFK prefetches the sixteen rows' blocks at DX+off, three lines of
-// each row (48 bytes apart: a row steps 144 or 176 bytes a super-block,
-// so every line is asked for): sixteen streams at once are more than the
-// hardware prefetchers follow. An 8192×2048 Q4_K matrix's panels, from
-// memory: 2.9 -> 2.0 ms (AVX2 scales), 2.6 -> 1.9 ms (AVX-512), medians
-// of six alternating runs on a shared AMD EPYC VM.
-#define PFK(off) \
+// PFK prefetches the sixteen rows' blocks at DX+off, LINES of each
+// four rows (48 bytes apart, so that every line of a row's step, 144 or
+// 176 bytes a super-block (LINES3), 210 (LINES5), is asked for): sixteen
+// streams at once are more than the hardware prefetchers follow. An
+// 8192×2048 Q4_K matrix's panels, from memory: 2.9 -> 2.0 ms (AVX2
+// scales), 2.6 -> 1.9 ms (AVX-512), medians of six alternating runs on a
+// shared AMD EPYC VM.
+#define PFK(off, LINES) \
 	LEAQ off(DX), CX \
-	PFK4 \
+	LINES \
 	LEAQ (CX)(R14*4), CX \
-	PFK4 \
+	LINES \
 	LEAQ (CX)(R14*4), CX \
-	PFK4 \
+	LINES \
 	LEAQ (CX)(R14*4), CX \
-	PFK4
+	LINES
 
-#define PFK4 \
-	PREFETCHT0 (CX) \
-	PREFETCHT0 48(CX) \
-	PREFETCHT0 96(CX) \
-	PREFETCHT0 (CX)(R14*1) \
-	PREFETCHT0 48(CX)(R14*1) \
-	PREFETCHT0 96(CX)(R14*1) \
-	PREFETCHT0 (CX)(R14*2) \
-	PREFETCHT0 48(CX)(R14*2) \
-	PREFETCHT0 96(CX)(R14*2) \
-	PREFETCHT0 (CX)(AX*1) \
-	PREFETCHT0 48(CX)(AX*1) \
-	PREFETCHT0 96(CX)(AX*1)
+// PF4 prefetches the line at o of four rows (CX the first).
+#define PF4(o) \
+	PREFETCHT0 o(CX) \
+	PREFETCHT0 o(CX)(R14*1) \
+	PREFETCHT0 o(CX)(R14*2) \
+	PREFETCHT0 o(CX)(AX*1)
+
+#define LINES3 PF4(0) PF4(48) PF4(96)
+#define LINES5 PF4(0) PF4(48) PF4(96) PF4(144) PF4(192)
 
 // KPANEL is a k-quant panel kernel: PARGS and its constants done, for
 // each super-block GROUP lays out the codes of the rows' four groups
-// and SCALES their scales and biases; bb is a super-block's bytes.
-#define KPANEL(bb, GROUP, SCALES) \
+// and SCALES their scales and biases; bb is a super-block's bytes, LINES
+// the prefetches a row needs.
+#define KPANEL(bb, GROUP, SCALES, LINES) \
 sb: \
 	LEAQ (SI)(R10*1), DX \
-	PFK(2*bb) \
+	PFK(2*bb, LINES) \
 	MOVQ DX, R13 \
 	GROUP(0) \
 	GROUP(1) \
@@ -417,13 +415,13 @@ sb: \
 TEXT ·panelQ4_KAVX2(SB), NOSPLIT, $0-48
 	PARGS(144, 0)
 	KBYTES
-	KPANEL(144, Q4KGROUP, KSCALES16)
+	KPANEL(144, Q4KGROUP, KSCALES16, LINES3)
 
 // func panelQ5_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ5_KAVX2(SB), NOSPLIT, $0-48
 	PARGS(176, 0)
 	KBYTES
-	KPANEL(176, Q5KGROUP, KSCALES16)
+	KPANEL(176, Q5KGROUP, KSCALES16, LINES3)
 
 // The AVX-512 VNNI sets' k-quant panels lay the codes out as above but
 // the scales and biases in registers: each row's eight d·sc and −dmin·m
@@ -435,15 +433,16 @@ TEXT ·panelQ5_KAVX2(SB), NOSPLIT, $0-48
 // panels of a 1024×2048 Q4_K matrix took 139 µs this way and 107 µs with
 // the transpose (medians of six runs, AMD EPYC Zen 4).
 
-// KLO puts the next row's in the low halves of s and b (rows 0-7).
-#define KLO(s, b) \
-	KROWZ \
+// KLO puts the next row's (ROW: KROWZ, Q6ROWZ) in the low halves of s
+// and b (rows 0-7).
+#define KLO(ROW, s, b) \
+	ROW \
 	VMOVAPS Y6, s \
 	VMOVAPS Y7, b
 
 // KHI puts the next row's in the high halves of s and b (rows 8-15).
-#define KHI(s, b) \
-	KROWZ \
+#define KHI(ROW, s, b) \
+	ROW \
 	VINSERTF64X4 $1, Y6, s, s \
 	VINSERTF64X4 $1, Y7, b, b
 
@@ -483,24 +482,24 @@ TEXT ·panelQ5_KAVX2(SB), NOSPLIT, $0-48
 	COLS(Z0, Z4, 2, base) \
 	COLS(Z2, Z6, 3, base)
 
-#define KSCALES16Z \
+#define KSCALES16Z(ROW) \
 	MOVQ DX, R13 \
-	KLO(Y16, Y24) \
-	KLO(Y17, Y25) \
-	KLO(Y18, Y26) \
-	KLO(Y19, Y27) \
-	KLO(Y20, Y28) \
-	KLO(Y21, Y29) \
-	KLO(Y22, Y30) \
-	KLO(Y23, Y31) \
-	KHI(Z16, Z24) \
-	KHI(Z17, Z25) \
-	KHI(Z18, Z26) \
-	KHI(Z19, Z27) \
-	KHI(Z20, Z28) \
-	KHI(Z21, Z29) \
-	KHI(Z22, Z30) \
-	KHI(Z23, Z31) \
+	KLO(ROW, Y16, Y24) \
+	KLO(ROW, Y17, Y25) \
+	KLO(ROW, Y18, Y26) \
+	KLO(ROW, Y19, Y27) \
+	KLO(ROW, Y20, Y28) \
+	KLO(ROW, Y21, Y29) \
+	KLO(ROW, Y22, Y30) \
+	KLO(ROW, Y23, Y31) \
+	KHI(ROW, Z16, Z24) \
+	KHI(ROW, Z17, Z25) \
+	KHI(ROW, Z18, Z26) \
+	KHI(ROW, Z19, Z27) \
+	KHI(ROW, Z20, Z28) \
+	KHI(ROW, Z21, Z29) \
+	KHI(ROW, Z22, Z30) \
+	KHI(ROW, Z23, Z31) \
 	TRSTORE(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, R8) \
 	TRSTORE(Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31, R9)
 
@@ -508,13 +507,13 @@ TEXT ·panelQ5_KAVX2(SB), NOSPLIT, $0-48
 TEXT ·panelQ4_KVNNI(SB), NOSPLIT, $0-48
 	PARGS(144, 0)
 	KBYTES
-	KPANEL(144, Q4KGROUP, KSCALES16Z)
+	KPANEL(144, Q4KGROUP, KSCALES16Z(KROWZ), LINES3)
 
 // func panelQ5_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ5_KVNNI(SB), NOSPLIT, $0-48
 	PARGS(176, 0)
 	KBYTES
-	KPANEL(176, Q5KGROUP, KSCALES16Z)
+	KPANEL(176, Q5KGROUP, KSCALES16Z(KROWZ), LINES3)
 
 // Q6_K's codes: the low nibbles of ql's 32 bytes at 64h+32p, with qh's
 // bits 2p and 2p+1 (qh's 32 bytes at 128+32h) as bits 4 and 5, are
@@ -530,9 +529,70 @@ TEXT ·panelQ5_KVNNI(SB), NOSPLIT, $0-48
 #define Q6SH0(h) VMOVDQA h, Y5
 #define Q6SHR2(h) VPSRLW $2, h, Y5
 
-// Q6SC stores row r's scales (R13 its super-block; X14 the shuffle that
-// puts the even bytes first) and steps R13 to the next row.
+// Q6SC stores row r's scales (R13 its super-block) and steps R13 to the
+// next row.
 #define Q6SC(r) \
+	Q6ROWZ \
+	SCATTER8(Y6, X6, R8, r) \
+	SCATTER8(Y7, X7, R9, r)
+
+DATA q6even<>+0(SB)/8, $0x0e0c0a0806040200
+DATA q6even<>+8(SB)/8, $0x0f0d0b0907050301
+GLOBL q6even<>(SB), RODATA|NOPTR, $16
+
+// Q6STORE stores dword column j of four rows (y; h their qh), row
+// group g: y's low nibbles, with the qh bits SHL moves, to chunk cl, its
+// high nibbles, with SHH's, to chunk ch, 32 taken from each.
+#define Q6STORE(y, h, j, g, cl, ch, SHL, SHH) \
+	VPAND Y15, y, Y4 \
+	SHL(h) \
+	VPAND Y12, Y5, Y5 \
+	VPOR Y5, Y4, Y4 \
+	VPSUBB Y13, Y4, Y4 \
+	VMOVDQU X4, (512*(cl)+64*j+16*g)(DI) \
+	VEXTRACTI128 $1, Y4, (512*(cl)+64*j+256+16*g)(DI) \
+	VPSRLW $4, y, Y4 \
+	VPAND Y15, Y4, Y4 \
+	SHH(h) \
+	VPAND Y12, Y5, Y5 \
+	VPOR Y5, Y4, Y4 \
+	VPSUBB Y13, Y4, Y4 \
+	VMOVDQU X4, (512*(ch)+64*j+16*g)(DI) \
+	VEXTRACTI128 $1, Y4, (512*(ch)+64*j+256+16*g)(DI)
+
+// Q6CODES lays out the ql bytes at off of four rows (R13 the first), row
+// group g, as chunks cl and ch.
+#define Q6CODES(off, g, cl, ch, SHL, SHH) \
+	VMOVDQU off(R13), Y0 \
+	VMOVDQU off(R13)(R14*1), Y1 \
+	VMOVDQU off(R13)(R14*2), Y2 \
+	VMOVDQU off(R13)(AX*1), Y3 \
+	T4(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7) \
+	Q6STORE(Y0, Y8, 0, g, cl, ch, SHL, SHH) \
+	Q6STORE(Y1, Y9, 1, g, cl, ch, SHL, SHH) \
+	Q6STORE(Y2, Y10, 2, g, cl, ch, SHL, SHH) \
+	Q6STORE(Y3, Y11, 3, g, cl, ch, SHL, SHH)
+
+// Q6HALF lays out half hf of four rows' super-blocks: their qh bytes,
+// transposed alike into Y8-Y11, then the two runs of ql.
+#define Q6HALF(hf, g) \
+	VMOVDQU (128+32*hf)(R13), Y8 \
+	VMOVDQU (128+32*hf)(R13)(R14*1), Y9 \
+	VMOVDQU (128+32*hf)(R13)(R14*2), Y10 \
+	VMOVDQU (128+32*hf)(R13)(AX*1), Y11 \
+	T4(Y8, Y9, Y10, Y11, Y4, Y5, Y6, Y7) \
+	Q6CODES(64*hf, g, 4*hf, 4*hf+2, Q6SHL4, Q6SH0) \
+	Q6CODES(64*hf+32, g, 4*hf+1, 4*hf+3, Q6SHL2, Q6SHR2)
+
+#define Q6GROUP(g) \
+	Q6HALF(0, g) \
+	Q6HALF(1, g) \
+	LEAQ (R13)(R14*4), R13
+
+// Q6ROWZ sets Y6 and Y7 to the d·sc of the even and the odd scales of
+// the super-block at R13 (X14 the shuffle that parts them) and steps R13
+// to the next row.
+#define Q6ROWZ \
 	VPBROADCASTW 208(R13), X9 \
 	VCVTPH2PS X9, Y9 \
 	VMOVDQU 192(R13), X5 \
@@ -540,17 +600,31 @@ TEXT ·panelQ5_KVNNI(SB), NOSPLIT, $0-48
 	VPMOVSXBD X5, Y6 \
 	VCVTDQ2PS Y6, Y6 \
 	VMULPS Y9, Y6, Y6 \
-	SCATTER8(Y6, X6, R8, r) \
 	VPSHUFD $0x0e, X5, X5 \
-	VPMOVSXBD X5, Y6 \
-	VCVTDQ2PS Y6, Y6 \
-	VMULPS Y9, Y6, Y6 \
-	SCATTER8(Y6, X6, R9, r) \
+	VPMOVSXBD X5, Y7 \
+	VCVTDQ2PS Y7, Y7 \
+	VMULPS Y9, Y7, Y7 \
 	ADDQ R14, R13
 
-DATA q6even<>+0(SB)/8, $0x0e0c0a0806040200
-DATA q6even<>+8(SB)/8, $0x0f0d0b0907050301
-GLOBL q6even<>(SB), RODATA|NOPTR, $16
+// Q6BYTES sets Y15, Y12 and Y13 to bytes of 0x0f, 0x30 and 0x20, X14 to
+// q6even.
+#define Q6BYTES \
+	MOVL $0x0f0f0f0f, R13 \
+	VMOVD R13, X15 \
+	VPBROADCASTD X15, Y15 \
+	MOVL $0x30303030, R13 \
+	VMOVD R13, X12 \
+	VPBROADCASTD X12, Y12 \
+	MOVL $0x20202020, R13 \
+	VMOVD R13, X13 \
+	VPBROADCASTD X13, Y13 \
+	VMOVDQU q6even<>(SB), X14
+
+// func panelQ6_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ6_KVNNI(SB), NOSPLIT, $0-48
+	PARGS(210, 0)
+	Q6BYTES
+	KPANEL(210, Q6GROUP, KSCALES16Z(Q6ROWZ), LINES5)
 
 // The amx set's panels are laid out straight in tile order (i8Panel.a:
 // for each chunk, each row's 32 codes in column order), so they need no
@@ -637,16 +711,7 @@ q4ktsb:
 // func panelQ6_KTiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ6_KTiles(SB), NOSPLIT, $0-48
 	PARGS(210, 0)
-	MOVL $0x0f0f0f0f, R13
-	VMOVD R13, X15
-	VPBROADCASTD X15, Y15
-	MOVL $0x30303030, R13
-	VMOVD R13, X12
-	VPBROADCASTD X12, Y12
-	MOVL $0x20202020, R13
-	VMOVD R13, X13
-	VPBROADCASTD X13, Y13
-	VMOVDQU q6even<>(SB), X14
+	Q6BYTES
 q6ktsb:
 	LEAQ (SI)(R10*1), DX
 	MOVQ DX, R13

@@ -9,7 +9,8 @@ type layout struct {
 	// floatBatch: with int8, a batch still goes to the kernels in float.
 	floatBatch bool
 	// super: with int8, a single input has one step per super-block of
-	// 256 and its sums of each 16 (the set's quantK; blocks_i8.go).
+	// 256 and its sums of each 16 (the set's quantK; blocks_i8.go), and a
+	// batch its sums of each 16 for gemmQ6K (prepareI8Batch).
 	super bool
 }
 
@@ -25,6 +26,7 @@ type input struct {
 	// n > 1, int8: the batch quantised and transposed (prepareI8Batch)
 	xqT      []int8
 	dxT, xsT []float32
+	hsT      []int32
 	xT       []float32 // n > 1: (cols, np) in layout order, inputs past n zero
 	np       int       // n rounded up to a multiple of 16
 	// res, with int8x2 activations, is the int8 inputs' rounding error,
@@ -37,6 +39,7 @@ type inputBuf struct {
 	x, xsum, dx, xT, dxT, xsT []float32
 	xq, xqT                   []int8
 	bs                        []int16
+	hsT                       []int32
 	// res holds the residual's input (int8x2 activations only), rx the
 	// rounding errors it quantises.
 	res   *inputBuf
@@ -55,6 +58,7 @@ func newInputBuf(cols, batch int) inputBuf {
 		xqT:  make([]int8, cols*roundUp(batch, 16)),
 		dxT:  make([]float32, cols/32*roundUp(batch, 16)),
 		xsT:  make([]float32, cols/32*roundUp(batch, 16)),
+		hsT:  make([]int32, cols/16*roundUp(batch, 16)),
 	}
 }
 

@@ -148,8 +148,10 @@ func newI8Panel(cols int) i8Panel {
 // starting at the panel's first row).
 type panelI8 func(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group int)
 
-// gemmI8 multiplies a panel with nt of np inputs (kernelSet.gemmI8).
-type gemmI8 func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int)
+// gemmI8 multiplies a panel with nt of np inputs (kernelSet.gemmI8); hs
+// is the batch's hsT (prepareI8Batch), which only the Q6_K kernels of
+// sets whose codes go unsigned read.
+type gemmI8 func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, hs []int32, np, nt int)
 
 // panelI8Go is panelI8 in scalar Go: the reference in the tests and the
 // kernel for scales and biases of different dtypes.
@@ -175,13 +177,20 @@ func panelI8Go(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group
 
 // prepareI8Batch quantises n inputs x (n, cols) for gemmI8: xqT holds,
 // for each four columns, each input's four int8s, (cols/4, np, 4), and
-// dxT, xsT each chunk's step and sum of each input, (cols/32, np); inputs
-// from n to np are zero. buf's single-input buffers hold one input on the
-// way.
+// dxT, xsT each chunk's step and sum of each input, (cols/32, np); with
+// lay.super, hsT −128·the sum of each sixteen of an input's int8s,
+// (cols/16, np), what Q6_K's codes moved up by 128 add (gemmQ6KVNNI);
+// inputs from n to np are zero. buf's single-input buffers hold one input
+// on the way.
 func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, cols int) {
 	np, chunks := roundUp(n, 16), cols/int8Block
 	in.np = np
 	in.xqT, in.dxT, in.xsT = buf.xqT[:cols*np], buf.dxT[:chunks*np], buf.xsT[:chunks*np]
+	halves := 0
+	if in.lay.super {
+		halves = cols / 16
+		in.hsT = buf.hsT[:halves*np]
+	}
 	order := i8Natural
 	if in.lay.nibbles {
 		order = i8Nibbles
@@ -206,6 +215,9 @@ func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, co
 		}
 		for c := range chunks {
 			in.dxT[c*np+t], in.xsT[c*np+t] = dx[c], xs[c]
+		}
+		for h := range halves {
+			in.hsT[h*np+t] = -128 * sum16(xq[16*h:])
 		}
 	}
 	if r := buf.res; r != nil {
@@ -234,7 +246,7 @@ func checkGemmI8(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt
 // asmGemm is the assembly batch kernel f, which takes step inputs a
 // pass, as a gemmI8 that checks the lengths f trusts.
 func asmGemm(f gemmI8Asm, step int) gemmI8 {
-	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
+	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, _ []int32, np, nt int) {
 		chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, step)
 		f(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks)
 	}
@@ -266,12 +278,12 @@ func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 		}
 		p.tiled = false // until a tile-order panel kernel says so
 		m.fillI8(p, r0, nr)
-		gemm(s.tile, p, in.xqT, in.dxT, in.xsT, in.np, nt)
+		gemm(s.tile, p, in.xqT, in.dxT, in.xsT, in.hsT, in.np, nt)
 		for t := range in.n {
 			copy(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
 		}
 		if r := in.res; r != nil { // the same panel times the rounding errors
-			gemm(s.tile, p, r.xqT, r.dxT, r.xsT, r.np, nt)
+			gemm(s.tile, p, r.xqT, r.dxT, r.xsT, r.hsT, r.np, nt)
 			for t := range in.n {
 				add(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
 			}

@@ -34,7 +34,7 @@ type amxTiles func(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *f
 // them there (p.tiled: the amx set's own panel kernels), then f, which
 // stores each chunk's int32 sums to p.c on their way to floats.
 func amxGemm(f amxTiles) gemmI8 {
-	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, np, nt int) {
+	return func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, _ []int32, np, nt int) {
 		chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
 		if np%16 != 0 || len(p.a) < 512*chunks || len(p.c) < 1024 {
 			panic("cpu: int8 gemm operands do not match")

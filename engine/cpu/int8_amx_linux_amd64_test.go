@@ -114,8 +114,8 @@ func TestAMXGemmConcurrent(t *testing.T) {
 					dx[j], xs[j] = rng.Float32()/64, rng.Float32()*8-4
 				}
 				got, want := make([]float32, 16*nt), make([]float32, 16*nt)
-				amx.gemmI8[bits/8](got, &p, xq, dx, xs, np, nt)
-				vnni.gemmI8[bits/8](want, &p, xq, dx, xs, np, nt)
+				amx.gemmI8[bits/8](got, &p, xq, dx, xs, nil, np, nt)
+				vnni.gemmI8[bits/8](want, &p, xq, dx, xs, nil, np, nt)
 				for j := range got {
 					if got[j] != want[j] {
 						t.Errorf("goroutine %d call %d, q%d %d columns, %d of %d inputs: input %d row %d = %g, avx512vnni %g",

@@ -263,7 +263,7 @@ func TestInt8Extremes(t *testing.T) {
 				p := newI8Panel(cols)
 				ks.panelI8[bits/8](&p, w, sc, bi, 16, cols, int8Block)
 				tile := make([]float32, 16*np)
-				ks.gemmI8[bits/8](tile, &p, xq, ones[:chunks*np], zeros[:chunks*np], np, np)
+				ks.gemmI8[bits/8](tile, &p, xq, ones[:chunks*np], zeros[:chunks*np], nil, np, np)
 				for i, v := range tile {
 					if v != want {
 						t.Fatalf("%s: batch row %d input %d = %g, want %g", what, i%16, i/16, v, want)
@@ -428,7 +428,7 @@ func TestInt8GemmExact(t *testing.T) {
 						dx[i], xs[i] = 1, float32(rng.IntN(200)-100)
 					}
 					tile := make([]float32, 16*nt)
-					ks.gemmI8[bits/8](tile, &p, xq, dx, xs, np, nt)
+					ks.gemmI8[bits/8](tile, &p, xq, dx, xs, nil, np, nt)
 					for in := range nt {
 						for r := range 16 {
 							var want int64

@@ -23,6 +23,7 @@ var avx512VNNIKernels = func() kernelSet {
 		i8PanelKernel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}, false, false}.panel,
 	}
 	ks.gemmI8 = [2]gemmI8{i8Gemm(gemmI8VNNI), i8Gemm(gemmI8VNNI)}
+	ks.gemmQ6K = gemmQ6K
 	return ks
 }()
 
@@ -148,6 +149,19 @@ func i8Gemm(f gemmI8Asm) gemmI8 { return asmGemm(f, 8) }
 
 //go:noescape
 func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
+
+// gemmQ6K is gemmQ6KVNNI as the set's gemmQ6K: it reads hs where the
+// other batch kernels read xs.
+func gemmQ6K(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, hs []int32, np, nt int) {
+	chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
+	if len(hs) < 2*chunks*np {
+		panic("cpu: int8 gemm operands do not match")
+	}
+	gemmQ6KVNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &hs[0], np, nt, chunks)
+}
+
+//go:noescape
+func gemmQ6KVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
 
 //go:noescape
 func panelQ4SF32VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)

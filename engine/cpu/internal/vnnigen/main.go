@@ -190,6 +190,10 @@ func zmm() []byte {
 	}
 	execute(&b, quant, lanes)
 	execute(&b, gemm, struct{ Lanes []int }{lanes[:8]})
+	execute(&b, gemmQ6K, struct {
+		Lanes  []int
+		Halves []string // the registers with each half's scales
+	}{lanes[:8], []string{"R8", "R9"}})
 	execute(&b, prep, kernels...)
 	execute(&b, prepTiles, kernels...)
 	return b.Bytes()

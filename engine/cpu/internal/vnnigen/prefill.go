@@ -289,3 +289,77 @@ done:
 	VZEROUPPER
 	RET
 `
+
+const gemmQ6K = `
+// func gemmQ6KVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
+//
+// gemmI8VNNI for Q6_K's panels (fillQ6K): signed codes, each chunk's
+// first sixteen columns scaled by sp, its last sixteen by bp. VPDPBUSD
+// takes the codes unsigned, so each panel line has 128 added (XOR 0x80)
+// and each half's int32 sums of an input start at hs, −128·the sum of
+// that input's sixteen int8s (prepareI8Batch): exact, as the products'
+// sums stay far inside int32. At each half's end the sums become floats,
+// times that half's scale·step.
+TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $8-80
+	MOVQ tile+0(FP), DI
+	MOVQ wp+8(FP), SI
+	MOVQ sp+16(FP), R8
+	MOVQ bp+24(FP), R9
+	MOVQ xq+32(FP), R10
+	MOVQ dx+40(FP), R11
+	MOVQ hs+48(FP), R12
+	MOVQ np+56(FP), R13
+	SHLQ $2, R13
+	MOVQ chunks+72(FP), BX
+	SHLQ $6, BX
+	MOVQ nt+64(FP), AX
+	SHLQ $6, AX
+	ADDQ DI, AX
+	MOVQ AX, end-8(SP)
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z20
+
+inputs:
+{{- range .Lanes}}
+	VPXORD Z{{add 8 .}}, Z{{add 8 .}}, Z{{add 8 .}}
+{{- end}}
+	MOVQ R10, AX
+	MOVQ R11, DX
+	MOVQ R12, R14
+	XORQ CX, CX
+chunk:
+{{- range $h, $scale := .Halves}}
+{{- range $.Lanes}}
+	VPBROADCASTD {{mul 4 .}}(R14), Z{{.}}
+{{- end}}
+	ADDQ R13, R14
+{{- range lanes4}}
+	VPXORD {{add (mul 256 $h) (mul 64 .)}}(SI)(CX*8), Z20, Z16
+{{- range $.Lanes}}
+	VPDPBUSD.BCST {{mul 4 .}}(AX), Z16, Z{{.}}
+{{- end}}
+	ADDQ R13, AX
+{{- end}}
+	VMOVUPS ({{$scale}})(CX*1), Z17
+{{- range $.Lanes}}
+	VCVTDQ2PS         Z{{.}}, Z{{.}}
+	VMULPS.BCST       {{mul 4 .}}(DX), Z17, Z19
+	VFMADD231PS       Z19, Z{{.}}, Z{{add 8 .}}
+{{- end}}
+{{- end}}
+	ADDQ R13, DX
+	ADDQ $64, CX
+	CMPQ CX, BX
+	JLT  chunk
+{{- range .Lanes}}
+	VMOVUPS Z{{add 8 .}}, {{mul 64 .}}(DI)
+{{- end}}
+	ADDQ $512, DI
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	CMPQ DI, end-8(SP)
+	JLT  inputs
+	VZEROUPPER
+	RET
+`
