@@ -118,6 +118,10 @@ func (m *blockMatrix) layout() layout {
 	return layout{int8: i8, floatBatch: m.typ == gguf.Q6_K && m.ks.gemmQ6K == nil, super: i8 && isK(m.typ) && m.ks.quantK != nil}
 }
 
+func (m *blockMatrix) codes(r0, r1 int) []byte {
+	return m.data[min(r0, r1)*m.rowBytes : r1*m.rowBytes]
+}
+
 // batchGemm is the batch kernel m's panels want: Q8_0's codes, 128
 // added, fill a byte (gemmI8[1]); Q6_K's are signed, in two halves
 // (gemmQ6K); the others are at most 31 (gemmI8[0]).

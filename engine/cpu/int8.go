@@ -130,13 +130,16 @@ func (o i8Order) pos(k, cols int) int {
 // each row, (cols/32, 16). Rows past the matrix's end are zero. a and c
 // are the amx set's scratch: w laid out for its tiles (for each chunk,
 // each row's 32 codes), and four tiles of int32 sums; tiled says that a
-// panel kernel wrote the codes to a instead of w.
+// panel kernel wrote the codes to a instead of w. next is the weights of
+// the panel after this one, which a batch kernel may prefetch while it
+// multiplies this one.
 type i8Panel struct {
 	w     []uint8
 	s, b  []float32
 	a     []uint8
 	c     []int32
 	tiled bool
+	next  []byte
 }
 
 func newI8Panel(cols int) i8Panel {
@@ -259,6 +262,16 @@ type i8Matrix interface {
 	fillI8(p *i8Panel, r0, nr int)
 	// batchGemm is the batch kernel for its panels.
 	batchGemm() gemmI8
+	// codes are the bytes of rows [r0, r1)'s codes (none if r0 >= r1).
+	codes(r0, r1 int) []byte
+}
+
+// prefetch is p.next as a batch kernel's pf and pfn arguments.
+func (p *i8Panel) prefetch() (*byte, int) {
+	if len(p.next) == 0 {
+		return nil, 0
+	}
+	return &p.next[0], len(p.next)
 }
 
 // gemmBatchI8 sets out[t·rows+r] = row r · input t for r in [lo, hi) and every
@@ -278,6 +291,7 @@ func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 		}
 		p.tiled = false // until a tile-order panel kernel says so
 		m.fillI8(p, r0, nr)
+		p.next = m.codes(r0+16, min(r0+32, hi))
 		gemm(s.tile, p, in.xqT, in.dxT, in.xsT, in.hsT, in.np, nt)
 		for t := range in.n {
 			copy(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
@@ -299,3 +313,11 @@ func (m *affineMatrix) fillI8(p *i8Panel, r0, nr int) {
 
 // batchGemm: kernelSet.gemmI8[1] where codes reach 255.
 func (m *affineMatrix) batchGemm() gemmI8 { return m.ks.gemmI8[m.bits/8] }
+
+func (m *affineMatrix) codes(r0, r1 int) []byte {
+	if r0 >= r1 {
+		return nil
+	}
+	wpr := m.cols * m.bits / 32
+	return unsafe.Slice((*byte)(unsafe.Pointer(&m.packed[r0*wpr])), (r1-r0)*wpr*4)
+}

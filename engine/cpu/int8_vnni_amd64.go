@@ -22,7 +22,7 @@ var avx512VNNIKernels = func() kernelSet {
 		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false, false}.panel,
 		i8PanelKernel{8, [3]panelAsm{panelQ8SF32VNNI, panelQ8SBF16VNNI, panelQ8SF16VNNI}, false, false}.panel,
 	}
-	ks.gemmI8 = [2]gemmI8{i8Gemm(gemmI8VNNI), i8Gemm(gemmI8VNNI)}
+	ks.gemmI8 = [2]gemmI8{vnniGemm, vnniGemm}
 	ks.gemmQ6K = gemmQ6K
 	return ks
 }()
@@ -147,8 +147,15 @@ func (a i8PanelKernel) panel(p *i8Panel, w []uint32, scales, biases halfVec, row
 // i8Gemm is an x86 batch kernel as a gemmI8; they take eight inputs a pass.
 func i8Gemm(f gemmI8Asm) gemmI8 { return asmGemm(f, 8) }
 
+// vnniGemm is gemmI8VNNI as the set's gemmI8.
+func vnniGemm(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, _ []int32, np, nt int) {
+	chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
+	pf, pfn := p.prefetch()
+	gemmI8VNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], np, nt, chunks, pf, pfn)
+}
+
 //go:noescape
-func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
+func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int, pf *byte, pfn int)
 
 // gemmQ6K is gemmQ6KVNNI as the set's gemmQ6K: it reads hs where the
 // other batch kernels read xs.
@@ -157,11 +164,12 @@ func gemmQ6K(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, hs []int32
 	if len(hs) < 2*chunks*np {
 		panic("cpu: int8 gemm operands do not match")
 	}
-	gemmQ6KVNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &hs[0], np, nt, chunks)
+	pf, pfn := p.prefetch()
+	gemmQ6KVNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &hs[0], np, nt, chunks, pf, pfn)
 }
 
 //go:noescape
-func gemmQ6KVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
+func gemmQ6KVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int, pf *byte, pfn int)
 
 //go:noescape
 func panelQ4SF32VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)

@@ -1265,7 +1265,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
+// func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int, pf *byte, pfn int)
 //
 // The batch kernel: a panel of sixteen rows (wp: for each four columns,
 // each row's four codes; sp, bp: each 32-column chunk's scale and bias of
@@ -1274,8 +1274,12 @@ done:
 // tile[t·16+r]. Eight inputs at a time: for each four columns, one load of
 // the panel and eight VPDPBUSD with an input's four bytes broadcast; at
 // each chunk's end the int32 sums become floats, times scale·step, plus
-// bias·sum.
-TEXT ·gemmI8VNNI(SB), NOSPLIT, $8-80
+// bias·sum. Meanwhile the pfn bytes at pf are prefetched (pfNext).
+TEXT ·gemmI8VNNI(SB), NOSPLIT, $16-96
+	MOVQ pf+80(FP), R15
+	MOVQ pfn+88(FP), AX
+	ADDQ R15, AX
+	MOVQ AX, pfend-16(SP)
 	MOVQ tile+0(FP), DI
 	MOVQ wp+8(FP), SI
 	MOVQ sp+16(FP), R8
@@ -1306,6 +1310,12 @@ inputs:
 	MOVQ R12, R14
 	XORQ CX, CX
 chunk:
+	CMPQ R15, pfend-16(SP)
+	JGE  nopf
+	PREFETCHT1 (R15)
+	PREFETCHT1 64(R15)
+	ADDQ $128, R15
+nopf:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -1450,7 +1460,7 @@ chunk:
 	VZEROUPPER
 	RET
 
-// func gemmQ6KVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
+// func gemmQ6KVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int, pf *byte, pfn int)
 //
 // gemmI8VNNI for Q6_K's panels (fillQ6K): signed codes, each chunk's
 // first sixteen columns scaled by sp, its last sixteen by bp. VPDPBUSD
@@ -1458,8 +1468,12 @@ chunk:
 // and each half's int32 sums of an input start at hs, −128·the sum of
 // that input's sixteen int8s (prepareI8Batch): exact, as the products'
 // sums stay far inside int32. At each half's end the sums become floats,
-// times that half's scale·step.
-TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $8-80
+// times that half's scale·step. It prefetches as gemmI8VNNI does.
+TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $16-96
+	MOVQ pf+80(FP), R15
+	MOVQ pfn+88(FP), AX
+	ADDQ R15, AX
+	MOVQ AX, pfend-16(SP)
 	MOVQ tile+0(FP), DI
 	MOVQ wp+8(FP), SI
 	MOVQ sp+16(FP), R8
@@ -1492,6 +1506,12 @@ inputs:
 	MOVQ R12, R14
 	XORQ CX, CX
 chunk:
+	CMPQ R15, pfend-16(SP)
+	JGE  nopf
+	PREFETCHT1 (R15)
+	PREFETCHT1 64(R15)
+	ADDQ $128, R15
+nopf:
 	VPBROADCASTD 0(R14), Z0
 	VPBROADCASTD 4(R14), Z1
 	VPBROADCASTD 8(R14), Z2
