@@ -110,7 +110,7 @@ func Open(ctx context.Context, name string, opt Options) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Prefault() // on the other core while the tokenizer loads
+	m.ReadAhead() // while the tokenizer loads
 	l := &Loaded{Name: name, Weights: m, Source: sourceOf(name, dir)}
 	if err := l.loadText(dir, opt.TokenizerCache, opt.Note); err != nil {
 		m.Close()

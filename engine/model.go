@@ -141,15 +141,15 @@ func fingerprint(dir string, files []*safetensors.File) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Prefault starts mapping the weights in, in the background, so that the
-// first forward pass does not fault them in a page at a time; a caller
-// with other work before it (the tokenizer) starts this first.
-func (m *Model) Prefault() {
+// ReadAhead starts reading the weights into the page cache, in the
+// background, so that the first forward pass does not wait for the disk;
+// a caller with other work before it (the tokenizer) starts this first.
+func (m *Model) ReadAhead() {
 	for _, f := range m.files {
-		f.Prefault()
+		f.ReadAhead()
 	}
 	if m.GGUF != nil {
-		m.GGUF.Prefault()
+		m.GGUF.ReadAhead()
 	}
 }
 

@@ -176,12 +176,11 @@ func Map(f *os.File) (*File, error) {
 	return g, nil
 }
 
-// Prefault starts mapping every page of the file in, in the background
-// (mapfile.Prefault), so that the first use of the tensors does not fault
-// them in a page at a time. It returns at once.
-func (f *File) Prefault() {
+// ReadAhead starts reading the file's pages into the page cache, in the
+// background (mapfile.ReadAhead). It returns at once.
+func (f *File) ReadAhead() {
 	if f.mapping != nil {
-		mapfile.Prefault(f.mapping)
+		mapfile.ReadAhead(f.mapping)
 	}
 }
 

@@ -201,14 +201,13 @@ func (f *File) Hold() (release func() error) {
 	}
 }
 
-// Prefault starts mapping every page of the file in, in the background
-// (MADV_POPULATE_READ; a kernel older than Linux 5.14, or another system,
-// ignores it), so that the first use of the weights does not fault them
-// in a page at a time. It returns at once; the file may be closed while it
-// runs.
-func (f *File) Prefault() {
+// ReadAhead starts reading the file's pages into the page cache, in the
+// background (mapfile.ReadAhead), so that the first use of the weights
+// does not wait for the disk. It returns at once; the file may be closed
+// while it runs.
+func (f *File) ReadAhead() {
 	if m := f.mapping; m != nil && !f.closed.Load() {
-		mapfile.Prefault(m)
+		mapfile.ReadAhead(m)
 	}
 }
 

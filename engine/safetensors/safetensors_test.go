@@ -179,9 +179,9 @@ func FuzzParseHeader(f *testing.F) {
 	})
 }
 
-// TestPrefault checks that prefaulting leaves the data as it was and that
-// closing while it may still run, or after, is safe.
-func TestPrefault(t *testing.T) {
+// TestReadAhead checks that reading ahead leaves the data as it was and
+// that closing while it may still run, or after, is safe.
+func TestReadAhead(t *testing.T) {
 	const path = "../../testdata/models/tiny-f32/model.safetensors"
 	a, err := Open(path)
 	if err != nil {
@@ -192,21 +192,21 @@ func TestPrefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Prefault()
+	b.ReadAhead()
 	name := "model.embed_tokens.weight"
 	if !bytes.Equal(a.Tensors[name].Data, b.Tensors[name].Data) {
-		t.Fatal("prefaulted tensor differs")
+		t.Fatal("tensor differs after ReadAhead")
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b.Prefault() // closed: nothing to do
+	b.ReadAhead() // closed: nothing to do
 	c, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Prefault()
-	if err := c.Close(); err != nil { // possibly while the populate runs
+	c.ReadAhead()
+	if err := c.Close(); err != nil { // possibly while the advice runs
 		t.Fatal(err)
 	}
 }
