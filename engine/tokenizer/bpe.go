@@ -53,7 +53,7 @@ func (t *Tokenizer) bpe(dst []int32, piece string) []int32 {
 	if t.ignoreMerges {
 		// ignore_merges: a piece that is itself a vocabulary token is
 		// taken whole, even when the merges would not build it.
-		if id, ok := t.vocab[piece]; ok {
+		if id, ok := t.vocab.get(piece); ok {
 			return append(dst, id)
 		}
 	}
@@ -137,7 +137,7 @@ func (t *Tokenizer) mergeSymbols(dst []int32, s *scratch, syms []symbol) []int32
 // the heap when the merge list has it.
 func (t *Tokenizer) pushCandidate(h []candidate, syms []symbol, pos int32) []candidate {
 	a, b := syms[pos].id, syms[syms[pos].next].id
-	m, ok := t.merges[pairKey(a, b)]
+	m, ok := t.merges.get(pairKey(a, b))
 	if !ok {
 		return h
 	}

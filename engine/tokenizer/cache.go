@@ -174,7 +174,7 @@ func encodeCache(f *fileJSON, sum [32]byte) ([]byte, error) {
 	if model.ranks != nil || model.resolved == nil && len(model.Merges) > 0 {
 		return nil, errors.New("the merges are not resolved to ids") // build resolves them
 	}
-	model.Vocab, model.Merges = nil, nil
+	model.Vocab, model.Merges, model.entries = nil, nil, nil
 	small.Model = &model
 	var header bytes.Buffer
 	enc := json.NewEncoder(&header)
@@ -186,8 +186,9 @@ func encodeCache(f *fileJSON, sum [32]byte) ([]byte, error) {
 	b = append(b, cacheMagic...)
 	b = append(b, sum[:]...)
 	b = appendString(b, header.String())
-	b = binary.AppendUvarint(b, uint64(len(f.Model.Vocab)))
-	for s, id := range f.Model.Vocab {
+	n := len(f.Model.Vocab) + len(f.Model.entries) // one of them is empty
+	b = binary.AppendUvarint(b, uint64(n))
+	for s, id := range f.Model.vocabulary() {
 		b = appendString(b, s)
 		b = binary.AppendUvarint(b, uint64(id))
 	}
@@ -235,14 +236,14 @@ func decodeCache(data []byte, sum [32]byte) (*fileJSON, error) {
 		return nil, errBadCache
 	}
 	count := r.count()
-	f.Model.Vocab = make(vocabJSON, count)
-	for range count {
+	f.Model.Vocab, f.Model.entries = nil, make([]vocabEntry, count)
+	for i := range f.Model.entries {
 		s := r.str()
 		id := r.uvarint()
 		if id >= maxID {
 			return nil, errBadCache
 		}
-		f.Model.Vocab[s] = int32(id)
+		f.Model.entries[i] = vocabEntry{s, int32(id)}
 	}
 	count = r.count()
 	f.Model.Merges, f.Model.resolved = nil, make([][3]int32, count)

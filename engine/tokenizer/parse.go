@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -46,6 +49,29 @@ type modelJSON struct {
 	// gives it in their place (cache.go), so that a cached load makes
 	// no vocabulary lookups for the merges.
 	resolved [][3]int32
+	// entries, from a cache entry, is the vocabulary in place of Vocab:
+	// a list, where a map would be built only to be read once.
+	entries []vocabEntry
+}
+
+type vocabEntry struct {
+	s  string
+	id int32
+}
+
+// vocabulary is the model's vocabulary, token and id, from Vocab or
+// entries.
+func (m *modelJSON) vocabulary() iter.Seq2[string, int32] {
+	if m.entries == nil {
+		return maps.All(m.Vocab)
+	}
+	return func(yield func(string, int32) bool) {
+		for _, e := range m.entries {
+			if !yield(e.s, e.id) {
+				return
+			}
+		}
+	}
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -98,7 +124,7 @@ func build(f *fileJSON) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tokenizer{ignoreMerges: m.IgnoreMerges, vocab: make(map[string]int32, len(m.Vocab))}
+	t := &Tokenizer{ignoreMerges: m.IgnoreMerges}
 	if sentencePiece {
 		if t.sp, err = parseSentencePiece(m, f.Normalizer, f.PreTokenizer); err != nil {
 			return nil, err
@@ -125,7 +151,7 @@ func build(f *fileJSON) (*Tokenizer, error) {
 		defer close(merged)
 		mergesErr = t.setMerges(m)
 	}()
-	err = t.setVocab(m.Vocab, f.AddedTokens, !isNull(f.Normalizer))
+	err = t.setVocab(m.vocabulary(), f.AddedTokens, !isNull(f.Normalizer))
 	<-merged
 	if err != nil {
 		return nil, err
@@ -147,13 +173,18 @@ func build(f *fileJSON) (*Tokenizer, error) {
 // setVocab fills the id → bytes table, the vocabulary, the byte tokens and
 // the added tokens. The vocabulary is keyed by what BPE works on: raw bytes
 // for byte-level BPE, the model's strings ("▁Hello") for SentencePiece.
-func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normalizer bool) error {
-	size, chars := int32(0), 0
+// The byte tokens are GPT-2's byte characters for byte-level BPE, <0x00>
+// … <0xFF> for SentencePiece byte fallback. SentencePiece needs them all;
+// a byte-level vocabulary may lack some (SmolLM's lacks six control
+// characters and bytes that UTF-8 never or hardly uses), -1 then: such a
+// byte gives no token (see mergeWord).
+func (t *Tokenizer) setVocab(vocab iter.Seq2[string, int32], added []addedJSON, normalizer bool) error {
+	size, chars, n := int32(0), 0, 0
 	for s, id := range vocab {
 		if id < 0 || id >= maxID {
 			return fmt.Errorf("vocabulary token %q has id %d, outside [0, %d)", s, id, maxID)
 		}
-		size, chars = max(size, id+1), chars+len(s)
+		size, chars, n = max(size, id+1), chars+len(s), n+1
 	}
 	for _, a := range added {
 		if a.ID < 0 || a.ID >= maxID {
@@ -163,20 +194,24 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normaliz
 	}
 	t.tokens = make([][]byte, size)
 	t.special = make([]bool, size)
+	t.vocab = newStrTable(n)
 	tokenBytes := byteLevelDecode
 	if t.sp != nil {
 		tokenBytes = t.sp.tokenBytes
 		t.sp.fallback = make([]bool, size)
 		t.sp.cutWords = true
-		t.byBytes = make(map[string]int32, len(vocab))
+		t.byBytes = newStrTable(n)
 	}
 	// Byte-level tokens' bytes go into one allocation (each at most its
-	// string's length), and the map's keys are those bytes as strings
+	// string's length), and the table's keys are those bytes as strings
 	// without a copy: t.tokens is never written through. 256,000 small
 	// allocations were a quarter of a load.
 	var arena []byte
 	if t.sp == nil {
 		arena = make([]byte, 0, chars)
+	}
+	for b := range t.byteIDs {
+		t.byteIDs[b] = -1
 	}
 	for s, id := range vocab {
 		var b []byte
@@ -190,22 +225,26 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normaliz
 		t.tokens[id] = b
 		key := unsafe.String(unsafe.SliceData(b), len(b))
 		if t.sp != nil {
-			_, t.sp.fallback[id] = byteToken(s)
-			t.sp.cutWords = t.sp.cutWords && !innerMetaspace(s)
-			key = s
-			if old, ok := t.byBytes[string(b)]; !ok || id < old {
-				t.byBytes[string(b)] = id
+			var c byte
+			c, t.sp.fallback[id] = byteToken(s)
+			if t.sp.fallback[id] && s[3] == upperHex[c>>4] && s[4] == upperHex[c&15] {
+				t.byteIDs[c] = id // <0x0A>, as SentencePiece writes them
 			}
+			t.sp.cutWords = t.sp.cutWords && !innerMetaspace(s)
+			t.byBytes.add(key, id)
+			key = s
+		} else if len(b) == 1 && s == string(byteToRune[b[0]]) {
+			t.byteIDs[b[0]] = id
 		}
-		if old, ok := t.vocab[key]; !ok || id < old {
-			t.vocab[key] = id
-		}
+		t.vocab.add(key, id)
 	}
 	if t.byBytes == nil {
 		t.byBytes = t.vocab
 	}
-	if err := t.setByteIDs(vocab); err != nil {
-		return err
+	if t.sp != nil {
+		if b := slices.Index(t.byteIDs[:], -1); b >= 0 {
+			return fmt.Errorf("vocabulary lacks the byte-fallback token \"<0x%02X>\" for byte 0x%02x", b, b)
+		}
 	}
 	tokens := make([]addedToken, 0, len(added))
 	for _, a := range added {
@@ -225,31 +264,6 @@ func (t *Tokenizer) setVocab(vocab map[string]int32, added []addedJSON, normaliz
 		tokens = append(tokens, addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.Lstrip, rstrip: a.Rstrip})
 	}
 	t.added = newAddedMatcher(tokens)
-	return nil
-}
-
-// setByteIDs finds the 256 single-byte tokens: GPT-2's byte characters
-// for byte-level BPE, <0x00> … <0xFF> for SentencePiece byte fallback.
-// SentencePiece needs them all; a byte-level vocabulary may lack some
-// (SmolLM's lacks six control characters and bytes that UTF-8 never or
-// hardly uses), -1 here: such a byte gives no token (see mergeWord).
-func (t *Tokenizer) setByteIDs(vocab map[string]int32) error {
-	for b := range 256 {
-		if t.sp == nil {
-			id, ok := vocab[string(byteToRune[b])]
-			if !ok {
-				id = -1
-			}
-			t.byteIDs[b] = id
-			continue
-		}
-		name := fmt.Sprintf("<0x%02X>", b)
-		id, ok := vocab[name]
-		if !ok {
-			return fmt.Errorf("vocabulary lacks the byte-fallback token %q for byte 0x%02x", name, b)
-		}
-		t.byteIDs[b] = id
-	}
 	return nil
 }
 
@@ -283,16 +297,13 @@ func (t *Tokenizer) setMerges(m *modelJSON) error {
 		}
 		m.resolved = resolved
 	}
-	// Backwards, so that of two merges of one pair the first is written
-	// last and stays, with one map operation a merge (a lookup before
-	// each insert was 7 % of a new chat's first token on a 1B GGUF).
-	t.merges = make(map[uint64]merge, len(m.resolved))
-	for i := len(m.resolved) - 1; i >= 0; i-- {
-		r, rank := m.resolved[i], int32(i)
+	t.merges = newPairTable(len(m.resolved))
+	for i, r := range m.resolved { // of two merges of one pair the first stays
+		rank := int32(i)
 		if m.ranks != nil {
 			rank = m.ranks[i]
 		}
-		t.merges[pairKey(r[0], r[1])] = merge{rank: rank, id: r[2]}
+		t.merges.add(pairKey(r[0], r[1]), merge{rank: rank, id: r[2]})
 	}
 	return nil
 }

@@ -137,6 +137,9 @@ func (sp *spModel) parsePreTokenizer(raw json.RawMessage) error {
 	return nil
 }
 
+// upperHex are the digits of a byte token as SentencePiece writes them.
+const upperHex = "0123456789ABCDEF"
+
 // byteToken parses a byte-fallback token "<0xNN>", as the ByteFallback
 // decoder does.
 func byteToken(s string) (byte, bool) {
@@ -259,7 +262,7 @@ const maxCachedWord = 256
 // merges.
 func (t *Tokenizer) spWord(dst []int32, word string) []int32 {
 	if t.ignoreMerges {
-		if id, ok := t.vocab[word]; ok {
+		if id, ok := t.vocab.get(word); ok {
 			return append(dst, id)
 		}
 	}
@@ -274,7 +277,7 @@ func (t *Tokenizer) spWord(dst []int32, word string) []int32 {
 	syms := s.syms[:0]
 	for i := 0; i < len(word); {
 		_, n := utf8.DecodeRuneInString(word[i:])
-		if id, ok := t.vocab[word[i:i+n]]; ok {
+		if id, ok := t.vocab.get(word[i : i+n]); ok {
 			syms = append(syms, symbol{id: id, prev: int32(len(syms) - 1), next: int32(len(syms) + 1)})
 		} else {
 			for j := i; j < i+n; j++ {

@@ -37,15 +37,15 @@ import (
 
 // Tokenizer is a loaded BPE tokenizer. It is safe for concurrent use.
 type Tokenizer struct {
-	pre          preTokenizer     // byte-level BPE
-	sp           *spModel         // SentencePiece-style BPE when not nil
-	vocab        map[string]int32 // what BPE works on (see setVocab) → id
-	byBytes      map[string]int32 // raw bytes of model-vocabulary tokens → id
-	byteIDs      [256]int32       // the single-byte tokens, -1 where the vocabulary lacks one
-	byteGaps     bool             // see mergeWord
-	prefix       []int32          // the post-processor's tokens before a sequence
-	suffix       []int32          // and after it
-	merges       map[uint64]merge // pairKey(left, right) → merge
+	pre          preTokenizer // byte-level BPE
+	sp           *spModel     // SentencePiece-style BPE when not nil
+	vocab        *strTable    // what BPE works on (see setVocab) → id
+	byBytes      *strTable    // raw bytes of model-vocabulary tokens → id
+	byteIDs      [256]int32   // the single-byte tokens, -1 where the vocabulary lacks one
+	byteGaps     bool         // see mergeWord
+	prefix       []int32      // the post-processor's tokens before a sequence
+	suffix       []int32      // and after it
+	merges       pairTable    // pairKey(left, right) → merge
 	ignoreMerges bool
 	tokens       [][]byte // id → raw bytes
 	special      []bool   // id → special flag of its added token
@@ -189,8 +189,7 @@ func (t *Tokenizer) TokenID(text string) (int32, bool) {
 	if id, ok := t.added.byText[text]; ok {
 		return id, true
 	}
-	id, ok := t.byBytes[text]
-	return id, ok
+	return t.byBytes.get(text)
 }
 
 // AddedTokens returns the texts of all added tokens, ordered by id: the
