@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+
 // The batch kernels' assembly (prefill: panels of sixteen rows against
 // the whole batch): text/templates over Go assembly, filled in by main.
 
@@ -15,6 +17,28 @@ const pfArgs = `
 	ADDQ R15, AX
 	MOVQ AX, pfend-16(SP)`
 
+// gemmArgs loads a batch kernel's arguments to their registers, the one
+// at 48 named sums (xs, or hs), and leaves the tile's end in a frame slot.
+func gemmArgs(sums string) string {
+	return fmt.Sprintf(`
+	MOVQ tile+0(FP), DI
+	MOVQ wp+8(FP), SI
+	MOVQ sp+16(FP), R8
+	MOVQ bp+24(FP), R9
+	MOVQ xq+32(FP), R10
+	MOVQ dx+40(FP), R11
+	MOVQ %s+48(FP), R12
+	MOVQ np+56(FP), R13
+	SHLQ $2, R13
+	MOVQ chunks+72(FP), BX
+	SHLQ $6, BX
+	MOVQ nt+64(FP), AX
+	SHLQ $6, AX
+	ADDQ DI, AX
+	MOVQ AX, end-8(SP)
+`, sums)
+}
+
 const pfNext = `
 	CMPQ R15, pfend-16(SP)
 	JGE  nopf
@@ -23,7 +47,7 @@ const pfNext = `
 	ADDQ $128, R15
 nopf:`
 
-const gemm = `
+var gemm = `
 // func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int, pf *byte, pfn int)
 //
 // The batch kernel: a panel of sixteen rows (wp: for each four columns,
@@ -34,23 +58,7 @@ const gemm = `
 // the panel and eight VPDPBUSD with an input's four bytes broadcast; at
 // each chunk's end the int32 sums become floats, times scale·step, plus
 // bias·sum. Meanwhile the pfn bytes at pf are prefetched (pfNext).
-TEXT ·gemmI8VNNI(SB), NOSPLIT, $16-96` + pfArgs + `
-	MOVQ tile+0(FP), DI
-	MOVQ wp+8(FP), SI
-	MOVQ sp+16(FP), R8
-	MOVQ bp+24(FP), R9
-	MOVQ xq+32(FP), R10
-	MOVQ dx+40(FP), R11
-	MOVQ xs+48(FP), R12
-	MOVQ np+56(FP), R13
-	SHLQ $2, R13
-	MOVQ chunks+72(FP), BX
-	SHLQ $6, BX
-	MOVQ nt+64(FP), AX
-	SHLQ $6, AX
-	ADDQ DI, AX
-	MOVQ AX, end-8(SP)
-
+TEXT ·gemmI8VNNI(SB), NOSPLIT, $16-96` + pfArgs + gemmArgs("xs") + `
 inputs:
 {{- range .Lanes}}
 	VPXORD Z{{add 8 .}}, Z{{add 8 .}}, Z{{add 8 .}}
@@ -310,7 +318,7 @@ done:
 	RET
 `
 
-const gemmQ6K = `
+var gemmQ6K = `
 // func gemmQ6KVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int, pf *byte, pfn int)
 //
 // gemmI8VNNI for Q6_K's panels (fillQ6K): signed codes, each chunk's
@@ -320,23 +328,7 @@ const gemmQ6K = `
 // that input's sixteen int8s (prepareI8Batch): exact, as the products'
 // sums stay far inside int32. At each half's end the sums become floats,
 // times that half's scale·step. It prefetches as gemmI8VNNI does.
-TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $16-96` + pfArgs + `
-	MOVQ tile+0(FP), DI
-	MOVQ wp+8(FP), SI
-	MOVQ sp+16(FP), R8
-	MOVQ bp+24(FP), R9
-	MOVQ xq+32(FP), R10
-	MOVQ dx+40(FP), R11
-	MOVQ hs+48(FP), R12
-	MOVQ np+56(FP), R13
-	SHLQ $2, R13
-	MOVQ chunks+72(FP), BX
-	SHLQ $6, BX
-	MOVQ nt+64(FP), AX
-	SHLQ $6, AX
-	ADDQ DI, AX
-	MOVQ AX, end-8(SP)
-	MOVL $0x80808080, AX
+TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $16-96` + pfArgs + gemmArgs("hs") + `	MOVL $0x80808080, AX
 	VPBROADCASTD AX, Z20
 
 inputs:

@@ -341,7 +341,7 @@ reduce:
 	RET
 `
 
-const ymmGemm = `
+var ymmGemm = `
 // func {{.Gemm}}(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
 //
 // As gemmI8VNNI{{if not .VNNI}}{{if eq .Bits 4}} for q4 panels{{else}} for q8 panels{{end}}{{end}}, with sixteen registers: a panel's
@@ -351,23 +351,7 @@ const ymmGemm = `
 // Registers: Y0-Y7 the sums, Y8 and Y9 the panel{{if .Split}} (its even bytes; Y13
 // and Y14 the odd ones, Y15 the mask){{end}}, Y10 the input{{if not .VNNI}}, Y11 int16 ones, Y12
 // Dot's temporary{{end}}.
-TEXT ·{{.Gemm}}(SB), NOSPLIT, $8-80
-	MOVQ tile+0(FP), DI
-	MOVQ wp+8(FP), SI
-	MOVQ sp+16(FP), R8
-	MOVQ bp+24(FP), R9
-	MOVQ xq+32(FP), R10
-	MOVQ dx+40(FP), R11
-	MOVQ xs+48(FP), R12
-	MOVQ np+56(FP), R13
-	SHLQ $2, R13
-	MOVQ chunks+72(FP), BX
-	SHLQ $6, BX
-	MOVQ nt+64(FP), AX
-	SHLQ $6, AX
-	ADDQ DI, AX
-	MOVQ AX, end-8(SP)
-
+TEXT ·{{.Gemm}}(SB), NOSPLIT, $8-80` + gemmArgs("xs") + `
 inputs:
 	VPXOR Y0, Y0, Y0
 {{- range .Eight}}
