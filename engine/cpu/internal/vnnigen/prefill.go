@@ -39,6 +39,22 @@ func gemmArgs(sums string) string {
 `, sums)
 }
 
+// gemmTail ends the zmm batch kernels: after the last chunk, the eight
+// inputs' sums to the tile, and on to the next eight.
+const gemmTail = `
+{{- range .Lanes}}
+	VMOVUPS Z{{add 8 .}}, {{mul 64 .}}(DI)
+{{- end}}
+	ADDQ $512, DI
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	CMPQ DI, end-8(SP)
+	JLT  inputs
+	VZEROUPPER
+	RET
+`
+
 const pfNext = `
 	CMPQ R15, pfend-16(SP)
 	JGE  nopf
@@ -90,19 +106,7 @@ chunk:` + pfNext + `
 	ADDQ R13, R14
 	ADDQ $64, CX
 	CMPQ CX, BX
-	JLT  chunk
-{{- range .Lanes}}
-	VMOVUPS Z{{add 8 .}}, {{mul 64 .}}(DI)
-{{- end}}
-	ADDQ $512, DI
-	ADDQ $32, R10
-	ADDQ $32, R11
-	ADDQ $32, R12
-	CMPQ DI, end-8(SP)
-	JLT  inputs
-	VZEROUPPER
-	RET
-`
+	JLT  chunk` + gemmTail
 
 const prep = `
 // func {{.Prep}}(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
@@ -362,16 +366,4 @@ chunk:` + pfNext + `
 	ADDQ R13, DX
 	ADDQ $64, CX
 	CMPQ CX, BX
-	JLT  chunk
-{{- range .Lanes}}
-	VMOVUPS Z{{add 8 .}}, {{mul 64 .}}(DI)
-{{- end}}
-	ADDQ $512, DI
-	ADDQ $32, R10
-	ADDQ $32, R11
-	ADDQ $32, R12
-	CMPQ DI, end-8(SP)
-	JLT  inputs
-	VZEROUPPER
-	RET
-`
+	JLT  chunk` + gemmTail
