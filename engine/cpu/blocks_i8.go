@@ -115,7 +115,8 @@ func (m *blockMatrix) int8() bool {
 // Q6_K has one scale per 16 weights where gemmI8 takes one per chunk.
 func (m *blockMatrix) layout() layout {
 	i8 := m.int8()
-	return layout{int8: i8, floatBatch: m.typ == gguf.Q6_K && m.ks.gemmQ6K == nil, super: i8 && isK(m.typ) && m.ks.quantK != nil}
+	return layout{int8: i8, floatBatch: m.typ == gguf.Q6_K && m.ks.gemmQ6K == nil, super: i8 && isK(m.typ) && m.ks.quantK != nil,
+		halves: i8 && isK(m.typ) && m.ks.gemmQ6K != nil}
 }
 
 func (m *blockMatrix) codes(r0, r1 int) []byte {

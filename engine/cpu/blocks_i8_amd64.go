@@ -101,11 +101,11 @@ var blockPanelsAVX2 = [blockI8Types]blockPanelI8{
 	asmBlockPanel(panelQ8_0AVX2, gguf.Q8_0),
 	asmBlockPanel(panelQ4_KAVX2, gguf.Q4_K),
 	asmBlockPanel(panelQ5_KAVX2, gguf.Q5_K),
+	asmBlockPanel(panelQ6_KAVX2, gguf.Q6_K),
 }
 
 // blockPanelsVNNI are those of the AVX-512 VNNI set: the k-quants'
-// transpose their scales in zmm registers (blocks_panel_amd64.s), and
-// Q6_K has one, as the set has gemmQ6K.
+// transpose their scales in zmm registers (blocks_panel_amd64.s).
 var blockPanelsVNNI = func() [blockI8Types]blockPanelI8 {
 	p := blockPanelsAVX2
 	p[blockI8Type(gguf.Q4_K)] = asmBlockPanel(panelQ4_KVNNI, gguf.Q4_K)
@@ -170,6 +170,9 @@ func panelQ5_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
 func panelQ6_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+
+//go:noescape
+func panelQ6_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 
 //go:noescape
 func panelQ4_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)

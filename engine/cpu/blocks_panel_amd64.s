@@ -42,6 +42,11 @@
 	VPUNPCKLQDQ T3, T1, C \
 	VPUNPCKHQDQ T3, T1, D
 
+// T16 is ROW for each of sixteen rows.
+#define T16(ROW) \
+	ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) \
+	ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13) ROW(14) ROW(15)
+
 // NIB stores X register x's low nibbles (column group j of four rows,
 // row group g) and its high ones (group j+4).
 #define NIB(x, j, g) \
@@ -536,6 +541,10 @@ TEXT ·panelQ5_KVNNI(SB), NOSPLIT, $0-48
 	SCATTER8(Y6, X6, R8, r) \
 	SCATTER8(Y7, X7, R9, r)
 
+#define Q6SCALES16 \
+	MOVQ DX, R13 \
+	T16(Q6SC)
+
 DATA q6even<>+0(SB)/8, $0x0e0c0a0806040200
 DATA q6even<>+8(SB)/8, $0x0f0d0b0907050301
 GLOBL q6even<>(SB), RODATA|NOPTR, $16
@@ -619,6 +628,12 @@ GLOBL q6even<>(SB), RODATA|NOPTR, $16
 	VMOVD R13, X13 \
 	VPBROADCASTD X13, Y13 \
 	VMOVDQU q6even<>(SB), X14
+
+// func panelQ6_KAVX2(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
+TEXT ·panelQ6_KAVX2(SB), NOSPLIT, $0-48
+	PARGS(210, 0)
+	Q6BYTES
+	KPANEL(210, Q6GROUP, Q6SCALES16, LINES5)
 
 // func panelQ6_KVNNI(wp *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ6_KVNNI(SB), NOSPLIT, $0-48
@@ -731,23 +746,7 @@ q6ktsb:
 	TROWS6K(13)
 	TROWS6K(14)
 	TROWS6K(15)
-	MOVQ DX, R13
-	Q6SC(0)
-	Q6SC(1)
-	Q6SC(2)
-	Q6SC(3)
-	Q6SC(4)
-	Q6SC(5)
-	Q6SC(6)
-	Q6SC(7)
-	Q6SC(8)
-	Q6SC(9)
-	Q6SC(10)
-	Q6SC(11)
-	Q6SC(12)
-	Q6SC(13)
-	Q6SC(14)
-	Q6SC(15)
+	Q6SCALES16
 	KNEXT
 	JNZ q6ktsb
 	VZEROUPPER
@@ -774,10 +773,6 @@ q6ktsb:
 	VMOVDQU X0, (32*r)(DI) \
 	VMOVDQU X1, (32*r+16)(DI) \
 	ADDQ R14, R13
-
-#define T16(ROW) \
-	ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) \
-	ROW(8) ROW(9) ROW(10) ROW(11) ROW(12) ROW(13) ROW(14) ROW(15)
 
 #define T4ROW0(r) T4ROW(2, r)
 #define T4ROW1(r) T4ROW(4, r)

@@ -9,9 +9,12 @@ type layout struct {
 	// floatBatch: with int8, a batch still goes to the kernels in float.
 	floatBatch bool
 	// super: with int8, a single input has one step per super-block of
-	// 256 and its sums of each 16 (the set's quantK; blocks_i8.go), and a
-	// batch its sums of each 16 for gemmQ6K (prepareI8Batch).
+	// 256 and its sums of each 16 (the set's quantK; blocks_i8.go).
 	super bool
+	// halves: with int8, a batch has the sums of each 16 of its int8s
+	// too, for the set's gemmQ6K (prepareI8Batch); every k-quant's layout
+	// says so, so that Q6_K's matrices share their input with the others.
+	halves bool
 }
 
 // input is a matmul's activations prepared once for all the workers.

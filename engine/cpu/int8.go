@@ -181,8 +181,8 @@ func panelI8Go(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group
 // prepareI8Batch quantises n inputs x (n, cols) for gemmI8: xqT holds,
 // for each four columns, each input's four int8s, (cols/4, np, 4), and
 // dxT, xsT each chunk's step and sum of each input, (cols/32, np); with
-// lay.super, hsT −128·the sum of each sixteen of an input's int8s,
-// (cols/16, np), what Q6_K's codes moved up by 128 add (gemmQ6KVNNI);
+// lay.halves, hsT −32·the sum of each sixteen of an input's int8s,
+// (cols/16, np), what Q6_K's codes moved up by 32 add (gemmQ6KVNNI);
 // inputs from n to np are zero. buf's single-input buffers hold one input
 // on the way.
 func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, cols int) {
@@ -190,7 +190,7 @@ func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, co
 	in.np = np
 	in.xqT, in.dxT, in.xsT = buf.xqT[:cols*np], buf.dxT[:chunks*np], buf.xsT[:chunks*np]
 	halves := 0
-	if in.lay.super {
+	if in.lay.halves {
 		halves = cols / 16
 		in.hsT = buf.hsT[:halves*np]
 	}
@@ -220,7 +220,7 @@ func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, co
 			in.dxT[c*np+t], in.xsT[c*np+t] = dx[c], xs[c]
 		}
 		for h := range halves {
-			in.hsT[h*np+t] = -128 * sum16(xq[16*h:])
+			in.hsT[h*np+t] = -32 * sum16(xq[16*h:])
 		}
 	}
 	if r := buf.res; r != nil {

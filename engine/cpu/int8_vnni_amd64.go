@@ -160,12 +160,19 @@ func gemmI8VNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *flo
 // gemmQ6K is gemmQ6KVNNI as the set's gemmQ6K: it reads hs where the
 // other batch kernels read xs.
 func gemmQ6K(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, hs []int32, np, nt int) {
-	chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)
+	chunks := checkGemmQ6K(tile, p, xq, dx, xs, hs, np, nt, 8)
+	pf, pfn := p.prefetch()
+	gemmQ6KVNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &hs[0], np, nt, chunks, pf, pfn)
+}
+
+// checkGemmQ6K is checkGemmI8 for a Q6_K batch kernel, which also reads
+// hs, two sums a chunk of each input.
+func checkGemmQ6K(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, hs []int32, np, nt, step int) int {
+	chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, step)
 	if len(hs) < 2*chunks*np {
 		panic("cpu: int8 gemm operands do not match")
 	}
-	pf, pfn := p.prefetch()
-	gemmQ6KVNNI(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &hs[0], np, nt, chunks, pf, pfn)
+	return chunks
 }
 
 //go:noescape

@@ -1464,10 +1464,10 @@ nopf:
 //
 // gemmI8VNNI for Q6_K's panels (fillQ6K): signed codes, each chunk's
 // first sixteen columns scaled by sp, its last sixteen by bp. VPDPBUSD
-// takes the codes unsigned, so each panel line has 128 added (XOR 0x80)
-// and each half's int32 sums of an input start at hs, −128·the sum of
-// that input's sixteen int8s (prepareI8Batch): exact, as the products'
-// sums stay far inside int32. At each half's end the sums become floats,
+// takes the codes unsigned, so each panel line has 32 added (the codes
+// 0 to 63) and each half's int32 sums of an input start at hs, −32·the
+// sum of that input's sixteen int8s (prepareI8Batch): exact, as the
+// products' sums stay far inside int32. At each half's end the sums become floats,
 // times that half's scale·step. It prefetches as gemmI8VNNI does.
 TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $16-96
 	MOVQ pf+80(FP), R15
@@ -1489,7 +1489,7 @@ TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $16-96
 	SHLQ $6, AX
 	ADDQ DI, AX
 	MOVQ AX, end-8(SP)
-	MOVL $0x80808080, AX
+	MOVL $0x20202020, AX
 	VPBROADCASTD AX, Z20
 
 inputs:
@@ -1521,7 +1521,7 @@ nopf:
 	VPBROADCASTD 24(R14), Z6
 	VPBROADCASTD 28(R14), Z7
 	ADDQ R13, R14
-	VPXORD 0(SI)(CX*8), Z20, Z16
+	VPADDB 0(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2
@@ -1531,7 +1531,7 @@ nopf:
 	VPDPBUSD.BCST 24(AX), Z16, Z6
 	VPDPBUSD.BCST 28(AX), Z16, Z7
 	ADDQ R13, AX
-	VPXORD 64(SI)(CX*8), Z20, Z16
+	VPADDB 64(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2
@@ -1541,7 +1541,7 @@ nopf:
 	VPDPBUSD.BCST 24(AX), Z16, Z6
 	VPDPBUSD.BCST 28(AX), Z16, Z7
 	ADDQ R13, AX
-	VPXORD 128(SI)(CX*8), Z20, Z16
+	VPADDB 128(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2
@@ -1551,7 +1551,7 @@ nopf:
 	VPDPBUSD.BCST 24(AX), Z16, Z6
 	VPDPBUSD.BCST 28(AX), Z16, Z7
 	ADDQ R13, AX
-	VPXORD 192(SI)(CX*8), Z20, Z16
+	VPADDB 192(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2
@@ -1595,7 +1595,7 @@ nopf:
 	VPBROADCASTD 24(R14), Z6
 	VPBROADCASTD 28(R14), Z7
 	ADDQ R13, R14
-	VPXORD 256(SI)(CX*8), Z20, Z16
+	VPADDB 256(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2
@@ -1605,7 +1605,7 @@ nopf:
 	VPDPBUSD.BCST 24(AX), Z16, Z6
 	VPDPBUSD.BCST 28(AX), Z16, Z7
 	ADDQ R13, AX
-	VPXORD 320(SI)(CX*8), Z20, Z16
+	VPADDB 320(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2
@@ -1615,7 +1615,7 @@ nopf:
 	VPDPBUSD.BCST 24(AX), Z16, Z6
 	VPDPBUSD.BCST 28(AX), Z16, Z7
 	ADDQ R13, AX
-	VPXORD 384(SI)(CX*8), Z20, Z16
+	VPADDB 384(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2
@@ -1625,7 +1625,7 @@ nopf:
 	VPDPBUSD.BCST 24(AX), Z16, Z6
 	VPDPBUSD.BCST 28(AX), Z16, Z7
 	ADDQ R13, AX
-	VPXORD 448(SI)(CX*8), Z20, Z16
+	VPADDB 448(SI)(CX*8), Z20, Z16
 	VPDPBUSD.BCST 0(AX), Z16, Z0
 	VPDPBUSD.BCST 4(AX), Z16, Z1
 	VPDPBUSD.BCST 8(AX), Z16, Z2

@@ -12,15 +12,15 @@ var (
 		[2][3]i8GemvAsm{
 			{gemvQ4SF32AVXVNNI, gemvQ4SBF16AVXVNNI, gemvQ4SF16AVXVNNI},
 			{gemvQ8SF32AVXVNNI, gemvQ8SBF16AVXVNNI, gemvQ8SF16AVXVNNI}},
-		[2]gemmI8Asm{gemmI8AVXVNNI, gemmI8AVXVNNI})
+		[2]gemmI8Asm{gemmI8AVXVNNI, gemmI8AVXVNNI}, gemmQ6KAVXVNNI)
 	avx2I8Kernels = ymmI8Kernels("avx2i8",
 		[2][3]i8GemvAsm{
 			{gemvQ4SF32MADD, gemvQ4SBF16MADD, gemvQ4SF16MADD},
 			{gemvQ8SF32MADD, gemvQ8SBF16MADD, gemvQ8SF16MADD}},
-		[2]gemmI8Asm{gemmQ4I8MADD, gemmQ8I8MADD})
+		[2]gemmI8Asm{gemmQ4I8MADD, gemmQ8I8MADD}, gemmQ6KMADD)
 )
 
-func ymmI8Kernels(name string, gemv [2][3]i8GemvAsm, gemm [2]gemmI8Asm) kernelSet {
+func ymmI8Kernels(name string, gemv [2][3]i8GemvAsm, gemm [2]gemmI8Asm, q6k gemmQ6KAsm) kernelSet {
 	ks := avx2Kernels
 	ks.name = name
 	ks.gemvQ4I8 = i8Gemv{4, gemv[0], &ymmIndex}.gemv
@@ -33,8 +33,15 @@ func ymmI8Kernels(name string, gemv [2][3]i8GemvAsm, gemm [2]gemmI8Asm) kernelSe
 		i8PanelKernel{8, [3]panelAsm{panelQ8SF32AVX2, panelQ8SBF16AVX2, panelQ8SF16AVX2}, true, false}.panel,
 	}
 	ks.gemmI8 = [2]gemmI8{i8Gemm(gemm[0]), i8Gemm(gemm[1])}
+	ks.gemmQ6K = func(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, hs []int32, np, nt int) {
+		chunks := checkGemmQ6K(tile, p, xq, dx, xs, hs, np, nt, 4)
+		q6k(&tile[0], &p.w[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &hs[0], np, nt, chunks)
+	}
 	return ks
 }
+
+// gemmQ6KAsm is a 256-bit Q6_K batch kernel (gemmQ6K in kernelSet).
+type gemmQ6KAsm func(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
 
 func quantI8YMM(xq []int8, dx, xsum, x []float32, order i8Order) {
 	checkQuant(xq, dx, xsum, x)
@@ -124,3 +131,9 @@ func panelQ8SF16AVX2(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales,
 
 //go:noescape
 func quantI8AVX2(xq *int8, dx, xsum, x *float32, cols, order int)
+
+//go:noescape
+func gemmQ6KAVXVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
+
+//go:noescape
+func gemmQ6KMADD(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)

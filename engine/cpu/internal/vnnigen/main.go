@@ -220,6 +220,9 @@ func ymm() []byte {
 	}
 	execute(&b, ymmGemv, gemvs...)
 	execute(&b, ymmGemm, gemms...)
+	for _, is := range isas {
+		execute(&b, ymmGemmQ6K, ymmKernel{isa: is, Ones: 11, Tmp: 12})
+	}
 	execute(&b, ymmPanel, panels...)
 	block := make([]int, 32)
 	for i := range block {

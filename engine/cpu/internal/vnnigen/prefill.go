@@ -327,12 +327,12 @@ var gemmQ6K = `
 //
 // gemmI8VNNI for Q6_K's panels (fillQ6K): signed codes, each chunk's
 // first sixteen columns scaled by sp, its last sixteen by bp. VPDPBUSD
-// takes the codes unsigned, so each panel line has 128 added (XOR 0x80)
-// and each half's int32 sums of an input start at hs, −128·the sum of
-// that input's sixteen int8s (prepareI8Batch): exact, as the products'
-// sums stay far inside int32. At each half's end the sums become floats,
+// takes the codes unsigned, so each panel line has 32 added (the codes
+// 0 to 63) and each half's int32 sums of an input start at hs, −32·the
+// sum of that input's sixteen int8s (prepareI8Batch): exact, as the
+// products' sums stay far inside int32. At each half's end the sums become floats,
 // times that half's scale·step. It prefetches as gemmI8VNNI does.
-TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $16-96` + pfArgs + gemmArgs("hs") + `	MOVL $0x80808080, AX
+TEXT ·gemmQ6KVNNI(SB), NOSPLIT, $16-96` + pfArgs + gemmArgs("hs") + `	MOVL $0x20202020, AX
 	VPBROADCASTD AX, Z20
 
 inputs:
@@ -350,7 +350,7 @@ chunk:` + pfNext + `
 {{- end}}
 	ADDQ R13, R14
 {{- range lanes4}}
-	VPXORD {{add (mul 256 $h) (mul 64 .)}}(SI)(CX*8), Z20, Z16
+	VPADDB {{add (mul 256 $h) (mul 64 .)}}(SI)(CX*8), Z20, Z16
 {{- range $.Lanes}}
 	VPDPBUSD.BCST {{mul 4 .}}(AX), Z16, Z{{.}}
 {{- end}}

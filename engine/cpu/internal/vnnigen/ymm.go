@@ -671,3 +671,80 @@ done:
 	VZEROUPPER
 	RET
 `
+
+var ymmGemmQ6K = `
+// func {{.GemmQ6K}}(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
+//
+// gemmQ6KVNNI with sixteen registers: each half of a chunk (its first
+// sixteen columns, scaled by sp, then its last sixteen, by bp) of a
+// panel's sixteen rows, in two vectors, times four inputs at a time; 32
+// added to each code, each half's sums started at hs; at each half's end
+// the sums become floats, times scale·step, added to the tile.
+// Registers: Y0-Y7 the sums, Y8 and Y9 the panel, Y10 the input, {{if not .VNNI}}Y11
+// int16 ones, Y12 Dot's temporary, {{end}}Y13 bytes of 32.
+TEXT ·{{.GemmQ6K}}(SB), NOSPLIT, $8-80` + gemmArgs("hs") + `
+	MOVL $0x20202020, CX
+	VMOVD CX, X13
+	VPBROADCASTD X13, Y13
+{{- if not .VNNI}}
+	VPCMPEQW Y11, Y11, Y11
+	VPSRLW   $15, Y11, Y11
+{{- end}}
+
+inputs:
+	VPXOR Y0, Y0, Y0
+{{- range .Eight}}
+	VMOVDQU Y0, {{mul 32 .}}(DI)
+{{- end}}
+	MOVQ R10, AX
+	MOVQ R11, DX
+	MOVQ R12, R14
+	XORQ CX, CX
+chunk:
+{{- range $h, $scale := .Halves}}
+{{- range $t := $.Four}}
+	VPBROADCASTD {{mul 4 $t}}(R14), Y{{mul 2 $t}}
+	VMOVDQA      Y{{mul 2 $t}}, Y{{add 1 (mul 2 $t)}}
+{{- end}}
+	ADDQ R13, R14
+{{- range $q := $.Four}}
+	VPADDB {{add (mul 256 $h) (mul 64 $q)}}(SI)(CX*8), Y13, Y8
+	VPADDB {{add (add 32 (mul 256 $h)) (mul 64 $q)}}(SI)(CX*8), Y13, Y9
+{{- range $t := $.Four}}
+	VPBROADCASTD {{mul 4 $t}}(AX), Y10
+	{{$.Dot "Y" 8 10 (mul 2 $t)}}
+	{{$.Dot "Y" 9 10 (add 1 (mul 2 $t))}}
+{{- end}}
+	ADDQ R13, AX
+{{- end}}
+	VMOVUPS ({{$scale}})(CX*1), Y8
+	VMOVUPS 32({{$scale}})(CX*1), Y9
+{{- range $t := $.Four}}
+	VBROADCASTSS {{mul 4 $t}}(DX), Y10
+{{- range $r := $.Two}}
+	VCVTDQ2PS   Y{{add $r (mul 2 $t)}}, Y{{add $r (mul 2 $t)}}
+	VMULPS      Y10, Y{{add 8 $r}}, Y12
+	VFMADD213PS {{add (mul 32 $r) (mul 64 $t)}}(DI), Y12, Y{{add $r (mul 2 $t)}}
+	VMOVUPS     Y{{add $r (mul 2 $t)}}, {{add (mul 32 $r) (mul 64 $t)}}(DI)
+{{- end}}
+{{- end}}
+{{- end}}
+	ADDQ R13, DX
+	ADDQ $64, CX
+	CMPQ CX, BX
+	JLT  chunk
+	ADDQ $256, DI
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $16, R12
+	CMPQ DI, end-8(SP)
+	JLT  inputs
+	VZEROUPPER
+	RET
+`
+
+// GemmQ6K names the Q6_K batch kernel.
+func (k ymmKernel) GemmQ6K() string { return "gemmQ6K" + k.Suffix }
+
+// Halves are the registers with the scales of each half of a Q6_K chunk.
+func (ymmKernel) Halves() []string { return []string{"R8", "R9"} }
