@@ -144,9 +144,6 @@ func (a i8PanelKernel) panel(p *i8Panel, w []uint32, scales, biases halfVec, row
 		bits.TrailingZeros(uint(group)))
 }
 
-// i8Gemm is an x86 batch kernel as a gemmI8; they take eight inputs a pass.
-func i8Gemm(f gemmI8Asm) gemmI8 { return asmGemm(f, 8) }
-
 // vnniGemm is gemmI8VNNI as the set's gemmI8.
 func vnniGemm(tile []float32, p *i8Panel, xq []int8, dx, xs []float32, _ []int32, np, nt int) {
 	chunks := checkGemmI8(tile, p, xq, dx, xs, np, nt, 8)

@@ -40,6 +40,10 @@ func ymmI8Kernels(name string, gemv [2][3]i8GemvAsm, gemm [2]gemmI8Asm, q6k gemm
 	return ks
 }
 
+// i8Gemm is a 256-bit batch kernel as a gemmI8; they take four inputs a
+// pass.
+func i8Gemm(f gemmI8Asm) gemmI8 { return asmGemm(f, 4) }
+
 // gemmQ6KAsm is a 256-bit Q6_K batch kernel (gemmQ6K in kernelSet).
 type gemmQ6KAsm func(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx *float32, hs *int32, np, nt, chunks int)
 
