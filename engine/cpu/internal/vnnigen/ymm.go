@@ -341,6 +341,33 @@ reduce:
 	RET
 `
 
+// ymmInputs and ymmTail begin and end each pass of the 256-bit batch
+// kernels over four inputs: their sixteen rows of the tile cleared, the
+// pointers to their first chunk; after the last chunk, on to the next
+// four.
+const ymmInputs = `
+inputs:
+	VPXOR Y0, Y0, Y0
+{{- range .Eight}}
+	VMOVDQU Y0, {{mul 32 .}}(DI)
+{{- end}}
+	MOVQ R10, AX
+	MOVQ R11, DX
+	MOVQ R12, R14
+	XORQ CX, CX
+chunk:`
+
+const ymmTail = `
+	ADDQ $256, DI
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $16, R12
+	CMPQ DI, end-8(SP)
+	JLT  inputs
+	VZEROUPPER
+	RET
+`
+
 var ymmGemm = `
 // func {{.Gemm}}(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)
 //
@@ -351,17 +378,7 @@ var ymmGemm = `
 // Registers: Y0-Y7 the sums, Y8 and Y9 the panel{{if .Split}} (its even bytes; Y13
 // and Y14 the odd ones, Y15 the mask){{end}}, Y10 the input{{if not .VNNI}}, Y11 int16 ones, Y12
 // Dot's temporary{{end}}.
-TEXT ·{{.Gemm}}(SB), NOSPLIT, $8-80` + gemmArgs("xs") + `
-inputs:
-	VPXOR Y0, Y0, Y0
-{{- range .Eight}}
-	VMOVDQU Y0, {{mul 32 .}}(DI)
-{{- end}}
-	MOVQ R10, AX
-	MOVQ R11, DX
-	MOVQ R12, R14
-	XORQ CX, CX
-chunk:
+TEXT ·{{.Gemm}}(SB), NOSPLIT, $8-80` + gemmArgs("xs") + ymmInputs + `
 {{- range .Eight}}
 	VPXOR Y{{.}}, Y{{.}}, Y{{.}}
 {{- end}}
@@ -413,16 +430,7 @@ chunk:
 	ADDQ R13, R14
 	ADDQ $64, CX
 	CMPQ CX, BX
-	JLT  chunk
-	ADDQ $256, DI
-	ADDQ $16, R10
-	ADDQ $16, R11
-	ADDQ $16, R12
-	CMPQ DI, end-8(SP)
-	JLT  inputs
-	VZEROUPPER
-	RET
-`
+	JLT  chunk` + ymmTail
 
 const ymmPanel = `
 // func {{.Panel}}(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
@@ -690,17 +698,7 @@ TEXT ·{{.GemmQ6K}}(SB), NOSPLIT, $8-80` + gemmArgs("hs") + `
 	VPCMPEQW Y11, Y11, Y11
 	VPSRLW   $15, Y11, Y11
 {{- end}}
-
-inputs:
-	VPXOR Y0, Y0, Y0
-{{- range .Eight}}
-	VMOVDQU Y0, {{mul 32 .}}(DI)
-{{- end}}
-	MOVQ R10, AX
-	MOVQ R11, DX
-	MOVQ R12, R14
-	XORQ CX, CX
-chunk:
+` + ymmInputs + `
 {{- range $h, $scale := .Halves}}
 {{- range $t := $.Four}}
 	VPBROADCASTD {{mul 4 $t}}(R14), Y{{mul 2 $t}}
@@ -732,16 +730,7 @@ chunk:
 	ADDQ R13, DX
 	ADDQ $64, CX
 	CMPQ CX, BX
-	JLT  chunk
-	ADDQ $256, DI
-	ADDQ $16, R10
-	ADDQ $16, R11
-	ADDQ $16, R12
-	CMPQ DI, end-8(SP)
-	JLT  inputs
-	VZEROUPPER
-	RET
-`
+	JLT  chunk` + ymmTail
 
 // GemmQ6K names the Q6_K batch kernel.
 func (k ymmKernel) GemmQ6K() string { return "gemmQ6K" + k.Suffix }
