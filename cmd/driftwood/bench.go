@@ -28,6 +28,8 @@ type benchResult struct {
 	// Threads is the CPU backend's workers (what --threads 0 chose), else
 	// --threads.
 	Threads int `json:"threads"`
+	// Batch is how many prompt tokens the CPU backend takes together.
+	Batch int `json:"batch,omitempty"`
 	// Tuning is what the CPU backend derived from this CPU.
 	Tuning *cpu.Tuning `json:"tuning,omitempty"`
 	// KVType is the KV cache's element type, KVBytesPerToken what one
@@ -169,7 +171,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	}
 	if cb, ok := l.Backend.(*cpu.Backend); ok {
 		t := cpu.DetectTuning()
-		res.Kernels, res.Activations, res.Threads, res.Tuning = cb.Kernels(), cb.Activations(), cb.Threads(), &t
+		res.Kernels, res.Activations, res.Threads, res.Batch, res.Tuning = cb.Kernels(), cb.Activations(), cb.Threads(), cb.MaxBatch(), &t
 	}
 	res.KVType, res.KVBytesPerToken = kvTypeOf(l)
 	if hook != nil {

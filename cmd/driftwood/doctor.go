@@ -43,6 +43,9 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 	}
 	fmt.Fprintf(out, "cpu kernels: %s\n", cpuKernelsLine())
 	fmt.Fprintf(out, "cpu tuning: %s\n", cpu.DetectTuning())
+	if n, err := cpu.DefaultBatch(); err == nil { // an error is the kernels line's
+		fmt.Fprintf(out, "cpu prompt batch: %d tokens through the model at once (the kernel set's)\n", n)
+	}
 	fmt.Fprintf(out, "looked for libmlxc in: %s\n", strings.Join(mlxbridge.Candidates(*mlxLib), ", "))
 	lib, err := mlxbridge.Load(*mlxLib)
 	if err != nil {

@@ -31,7 +31,8 @@ type Options struct {
 	// per physical core this process may use (Tuning.Threads).
 	Threads int
 	// MaxBatch bounds how many tokens go through the model together
-	// (matrix-matrix); 0 means 64.
+	// (matrix-matrix); 0 means the kernel set's choice: 128 on AMX tiles,
+	// else 64 (docs/RATIONALE.md, "Chosen at run time").
 	MaxBatch int
 	// KVType is the KV cache's element type; "" means
 	// engine.DefaultKVType. q8_0 needs head_dim a multiple of 32.
@@ -129,7 +130,7 @@ func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
 		threads = DetectTuning().Threads
 	}
 	if opt.MaxBatch <= 0 {
-		opt.MaxBatch = 64
+		opt.MaxBatch = ks.maxBatch()
 	}
 	kvType, err := engine.ParseKVType(string(opt.KVType))
 	if err != nil {
@@ -205,6 +206,9 @@ func (b *Backend) Activations() string { return activationsName(b.ks, b.residual
 
 // Threads is how many goroutines do the backend's matrix work.
 func (b *Backend) Threads() int { return b.pool.workers }
+
+// MaxBatch is how many tokens of a prompt go through the model together.
+func (b *Backend) MaxBatch() int { return b.st.maxBatch }
 
 // Int8 reports whether the backend multiplies quantised weights with
 // int8 activations (the float reference does not).

@@ -15,6 +15,14 @@ var amxKernels = func() kernelSet {
 	}
 	ks.gemmI8 = [2]gemmI8{amxGemm(gemmI8AMX), amxGemm(gemmI8AMX)}
 	ks.gemmQ6K = amxGemm(gemmQ6KAMX)
+	// The tiles multiply so fast that laying out each panel of sixteen
+	// rows (once per batch) costs more than its products (a 128-token
+	// prefill of the 1B Q8_0 file on one thread: 31 % of the time in
+	// panelQ8_0Tiles, 26 % in gemmI8AMX), so batches of 128 tokens lay
+	// it out half as often. The VNNI sets keep 64: their products
+	// dominate, and 128 inputs no longer stay in L1 (docs/RATIONALE.md,
+	// "Chosen at run time").
+	ks.batch = 128
 	ks.panelBlocksI8 = [blockI8Types]blockPanelI8{
 		tileBlockPanel(panelQ4_0Tiles, gguf.Q4_0),
 		tileBlockPanel(panelQ4_1Tiles, gguf.Q4_1),

@@ -74,6 +74,10 @@ type kernelSet struct {
 	// that of its last sixteen, no bias. Without it Q6_K's batches go in
 	// float.
 	gemmQ6K gemmI8
+	// batch, where set, is how many tokens go through the model together
+	// when Options.MaxBatch is 0, in place of defaultBatch (the amx set:
+	// see amxKernels).
+	batch int
 	// swiglu sets gate[i] = silu(gate[i])·up[i].
 	swiglu func(gate, up []float32)
 	// expSum sets x[i] = exp(x[i]-m) and returns the sum; maxF32 is the
@@ -141,6 +145,28 @@ func DefaultKernels() (name string, int8 bool, err error) {
 		return "", false, err
 	}
 	return ks.name, ks.int8(), nil
+}
+
+// defaultBatch is how many tokens go through the model together when
+// neither Options.MaxBatch nor the kernel set says.
+const defaultBatch = 64
+
+// maxBatch is the batch the set takes by default.
+func (ks *kernelSet) maxBatch() int {
+	if ks.batch > 0 {
+		return ks.batch
+	}
+	return defaultBatch
+}
+
+// DefaultBatch is how many tokens of a prompt go through the model
+// together on the kernel set New chooses by default (for doctor).
+func DefaultBatch() (int, error) {
+	ks, err := chooseKernels("")
+	if err != nil {
+		return 0, err
+	}
+	return ks.maxBatch(), nil
 }
 
 var goKernels = kernelSet{
