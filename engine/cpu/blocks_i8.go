@@ -124,11 +124,15 @@ func (m *blockMatrix) codes(r0, r1 int) []byte {
 }
 
 // batchGemm is the batch kernel m's panels want: Q8_0's codes, 128
-// added, fill a byte (gemmI8[1]); Q6_K's are signed, in two halves
-// (gemmQ6K); the others are at most 31 (gemmI8[0]).
+// added, fill a byte (gemmI8[1]), or stay signed for the set's gemmQ8_0;
+// Q6_K's are signed, in two halves (gemmQ6K); the others are at most 31
+// (gemmI8[0]).
 func (m *blockMatrix) batchGemm() gemmI8 {
 	switch m.typ {
 	case gguf.Q8_0:
+		if m.ks.gemmQ8_0 != nil {
+			return m.ks.gemmQ8_0
+		}
 		return m.ks.gemmI8[1]
 	case gguf.Q6_K:
 		return m.ks.gemmQ6K
@@ -156,14 +160,15 @@ func (m *blockMatrix) fillI8(p *i8Panel, r0, nr int) {
 		case gguf.Q6_K:
 			fillQ6K(p, w, row, r)
 		default:
-			fillLegacy(p, w, row, r, m.typ)
+			fillLegacy(p, w, row, r, m.typ, m.ks.gemmQ8_0 != nil)
 		}
 	}
 }
 
 // fillLegacy lays out row r of a panel from a row of Q4_0, Q4_1 or Q8_0
-// blocks; w is p.w as words.
-func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type) {
+// blocks; w is p.w as words. With signed, Q8_0's codes stay as the
+// blocks hold them, with no bias (for gemmQ8_0).
+func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type, signed bool) {
 	bb := typ.BlockBytes()
 	for c := range len(row) / bb {
 		b := row[c*bb:][:bb]
@@ -171,9 +176,13 @@ func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type) {
 		o := w[c*8*16+r:] // word i of the chunk at o[16·i]
 		switch typ {
 		case gguf.Q8_0:
+			flip := uint32(0x80808080)
 			p.s[c*16+r], p.b[c*16+r] = d, -128*d
+			if signed {
+				flip, p.b[c*16+r] = 0, 0
+			}
 			for i := range 8 {
-				o[16*i] = binary.LittleEndian.Uint32(b[2+4*i:]) ^ 0x80808080
+				o[16*i] = binary.LittleEndian.Uint32(b[2+4*i:]) ^ flip
 			}
 			continue
 		case gguf.Q4_0:

@@ -428,6 +428,7 @@ func TestBlockPanels(t *testing.T) {
 	const rows, cols = 32, 512
 	goPanels := *envKernels(t) // fillI8 lays out its panels in Go
 	goPanels.panelBlocksI8 = [blockI8Types]blockPanelI8{}
+	goPanels.gemmQ8_0 = nil // Q8_0's codes 128 up, as gemmI8[1] takes them
 	for _, typ := range i8BlockTypes {
 		w := randBlocks(rng, typ, rows, cols, false)
 		m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ}, &goPanels)
@@ -459,26 +460,35 @@ func TestBlockPanels(t *testing.T) {
 		}
 		for _, ks := range sets {
 			if f := ks.panelBlocksI8[blockI8Type(typ)]; f != nil {
-				samePanel(t, ks.name+" "+typ.String(), f, w[16*m.rowBytes:], m.rowBytes, &want)
+				signed := typ == gguf.Q8_0 && ks.gemmQ8_0 != nil
+				samePanel(t, ks.name+" "+typ.String(), f, w[16*m.rowBytes:], m.rowBytes, &want, signed)
 			}
 		}
 	}
 }
 
 // samePanel checks that the panel kernel f lays out sixteen rows of w as
-// want, bit for bit.
-func samePanel(t *testing.T, what string, f blockPanelI8, w []byte, rowBytes int, want *i8Panel) {
+// want, bit for bit; with signed, Q8_0's codes as the blocks hold them
+// (128 less) and no bias, for the set's gemmQ8_0.
+func samePanel(t *testing.T, what string, f blockPanelI8, w []byte, rowBytes int, want *i8Panel, signed bool) {
 	t.Helper()
 	got := newI8Panel(len(want.w) / 16)
 	f(&got, w, rowBytes)
 	codes := panelCodes(&got)
 	for i, c := range want.w {
+		if signed {
+			c ^= 0x80
+		}
 		if codes[i] != c {
 			t.Fatalf("%s: code %d = %d, want %d (tiled %v)", what, i, codes[i], c, got.tiled)
 		}
 	}
 	for i := range want.s {
-		if got.s[i] != want.s[i] || got.b[i] != want.b[i] {
+		wb := want.b[i]
+		if signed {
+			wb = 0
+		}
+		if got.s[i] != want.s[i] || got.b[i] != wb {
 			t.Fatalf("%s: scale, bias %d = %g, %g, want %g, %g", what, i, got.s[i], got.b[i], want.s[i], want.b[i])
 		}
 	}

@@ -753,14 +753,14 @@ q6ktsb:
 	RET
 
 // The legacy blocks' tile panels, a chunk at a time: Q8_0's 32 codes,
-// 128 added, are a row's; Q4_0's and Q4_1's sixteen code bytes give the
-// row's first sixteen codes (low nibbles) and its last sixteen (high).
+// signed as the blocks hold them and with no bias (for gemmQ8_0AMX),
+// are a row's; Q4_0's and Q4_1's sixteen code bytes give the row's first
+// sixteen codes (low nibbles) and its last sixteen (high).
 
 // T8ROW lays out row r of the chunk (R13 its block) and steps R13 to the
 // next row.
 #define T8ROW(r) \
 	VMOVDQU 2(R13), Y0 \
-	VPXOR Y15, Y0, Y0 \
 	VMOVDQU Y0, (32*r)(DI) \
 	ADDQ R14, R13
 
@@ -779,10 +779,7 @@ q6ktsb:
 
 // func panelQ8_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ8_0Tiles(SB), NOSPLIT, $0-48
-	PARGS(34, -128)
-	MOVL $0x80808080, R13
-	VMOVD R13, X15
-	VPBROADCASTD X15, Y15
+	PARGS(34, 0)
 q80tchunk:
 	LEAQ (SI)(R10*1), DX
 	MOVQ DX, R13

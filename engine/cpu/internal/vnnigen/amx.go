@@ -128,7 +128,8 @@ func amx() []byte {
 	var b bytes.Buffer
 	b.WriteString(amxHeader)
 	b.WriteString(amxPanelText())
-	b.WriteString(amxGemmText())
+	b.WriteString(amxGemmText(false))
+	b.WriteString(amxGemmText(true))
 	b.WriteString(amxQ6KText())
 	var pairs []string
 	for name := range amxOps {
@@ -210,10 +211,22 @@ const amxPanelTail = `	ADDQ $512, SI
 	RET
 `
 
-func amxGemmText() string {
+// amxGemmText is gemmI8AMX, or with signed gemmQ8_0AMX: TDPBSSD on
+// signed codes and no bias terms.
+func amxGemmText(signed bool) string {
 	var b strings.Builder
 	p := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
-	b.WriteString(amxGemmHead)
+	loop := func(text string) {
+		if signed {
+			text = strings.NewReplacer("{{dp}}", "{{dpS}}", "{{dp1}}", "{{dpS1}}").Replace(text)
+		}
+		b.WriteString(text)
+	}
+	if signed {
+		b.WriteString(amxQ8_0Head)
+	} else {
+		b.WriteString(amxGemmHead)
+	}
 	b.WriteString(amxGemmStart)
 	for r := range 16 {
 		p("VPXORD Z%d, Z%d, Z%d", r, r, r)
@@ -223,26 +236,30 @@ func amxGemmText() string {
 	// chunk's scales, biases, steps and sums.
 	scale := func(off int) {
 		p("VMOVUPS (R11), Z16")
-		p("VMOVUPS (R12), Z17")
+		if !signed {
+			p("VMOVUPS (R12), Z17")
+		}
 		for r := range 16 {
 			p("VCVTDQ2PS        %d(BX), Z18", off+64*r)
 			p("VMULPS.BCST      %d(R8), Z16, Z19", 4*r)
 			p("VFMADD231PS      Z19, Z18, Z%d", r)
-			p("VFMADD231PS.BCST %d(R9), Z17, Z%d", 4*r, r)
+			if !signed {
+				p("VFMADD231PS.BCST %d(R9), Z17, Z%d", 4*r, r)
+			}
 		}
 		p("ADDQ $64, R8")
 		p("ADDQ $64, R9")
 		p("ADDQ R13, R11")
 		p("ADDQ R13, R12")
 	}
-	b.WriteString(amxGemmFirst)
-	b.WriteString(amxGemmPair)
+	loop(amxGemmFirst)
+	loop(amxGemmPair)
 	scale(0)
 	scale(1024)
 	b.WriteString(amxGemmDrain)
 	scale(0)
 	scale(1024)
-	b.WriteString(amxGemmOne)
+	loop(amxGemmOne)
 	scale(0)
 	amxGemmEnd(&b)
 	return b.String()
@@ -346,6 +363,17 @@ const amxGemmHead = `
 // preempts a goroutine inside an assembly function, only sends the
 // signal, whose handler leaves the tiles alone.
 TEXT ·gemmI8AMX(SB), NOSPLIT, $24-88
+	LEAQ amxcfg<>(SB), AX
+`
+
+const amxQ8_0Head = `
+// func gemmQ8_0AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+//
+// gemmI8AMX for Q8_0's tile panels (panelQ8_0Tiles): the codes signed,
+// as the blocks hold them, so TDPBSSD in place of TDPBUSD and no bias
+// term (bp and xs are not read), one float multiply-add a chunk fewer
+// for each row and sixteen inputs.
+TEXT ·gemmQ8_0AMX(SB), NOSPLIT, $24-88
 	LEAQ amxcfg<>(SB), AX
 `
 
