@@ -123,16 +123,16 @@ func (m *blockMatrix) codes(r0, r1 int) []byte {
 	return m.data[min(r0, r1)*m.rowBytes : r1*m.rowBytes]
 }
 
-// batchGemm is the batch kernel m's panels want: Q8_0's codes, 128
-// added, fill a byte (gemmI8[1]), or stay signed for the set's gemmQ8_0;
-// Q6_K's are signed, in two halves (gemmQ6K); the others are at most 31
-// (gemmI8[0]).
+// batchGemm is the batch kernel m's panels want: Q8_0's and Q4_0's
+// codes stay signed for the set's gemmSigned where it has one, or else
+// Q8_0's, 128 added, fill a byte (gemmI8[1]); Q6_K's are signed, in two
+// halves (gemmQ6K); the others are at most 31 (gemmI8[0]).
 func (m *blockMatrix) batchGemm() gemmI8 {
+	if m.ks.gemmSigned != nil && (m.typ == gguf.Q8_0 || m.typ == gguf.Q4_0) {
+		return m.ks.gemmSigned
+	}
 	switch m.typ {
 	case gguf.Q8_0:
-		if m.ks.gemmQ8_0 != nil {
-			return m.ks.gemmQ8_0
-		}
 		return m.ks.gemmI8[1]
 	case gguf.Q6_K:
 		return m.ks.gemmQ6K
@@ -160,14 +160,15 @@ func (m *blockMatrix) fillI8(p *i8Panel, r0, nr int) {
 		case gguf.Q6_K:
 			fillQ6K(p, w, row, r)
 		default:
-			fillLegacy(p, w, row, r, m.typ, m.ks.gemmQ8_0 != nil)
+			fillLegacy(p, w, row, r, m.typ, m.ks.gemmSigned != nil)
 		}
 	}
 }
 
 // fillLegacy lays out row r of a panel from a row of Q4_0, Q4_1 or Q8_0
-// blocks; w is p.w as words. With signed, Q8_0's codes stay as the
-// blocks hold them, with no bias (for gemmQ8_0).
+// blocks; w is p.w as words. With signed, Q8_0's and Q4_0's codes are
+// signed, as their weights are (Q4_0's less 8), with no bias (for
+// gemmSigned).
 func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type, signed bool) {
 	bb := typ.BlockBytes()
 	for c := range len(row) / bb {
@@ -192,9 +193,19 @@ func fillLegacy(p *i8Panel, w []uint32, row []byte, r int, typ gguf.Type, signed
 			p.s[c*16+r], p.b[c*16+r] = d, half.F16ToF32(binary.LittleEndian.Uint16(b[2:]))
 			b = b[4:]
 		}
+		signedQ4 := signed && typ == gguf.Q4_0
+		if signedQ4 {
+			p.b[c*16+r] = 0
+		}
 		for i := range 4 { // low nibbles: weights 0-15, high: 16-31
 			v := binary.LittleEndian.Uint32(b[4*i:])
-			o[16*i], o[16*(4+i)] = v&0x0f0f0f0f, v>>4&0x0f0f0f0f
+			lo, hi := v&0x0f0f0f0f, v>>4&0x0f0f0f0f
+			if signedQ4 {
+				// Each byte's code less 8, as int8: adding 0x78 to a
+				// code of at most 15 carries into no other byte.
+				lo, hi = (lo+0x78787878)^0x80808080, (hi+0x78787878)^0x80808080
+			}
+			o[16*i], o[16*(4+i)] = lo, hi
 		}
 	}
 }

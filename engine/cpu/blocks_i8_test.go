@@ -428,7 +428,7 @@ func TestBlockPanels(t *testing.T) {
 	const rows, cols = 32, 512
 	goPanels := *envKernels(t) // fillI8 lays out its panels in Go
 	goPanels.panelBlocksI8 = [blockI8Types]blockPanelI8{}
-	goPanels.gemmQ8_0 = nil // Q8_0's codes 128 up, as gemmI8[1] takes them
+	goPanels.gemmSigned = nil // Q8_0's codes 128 up and Q4_0's unsigned, as gemmI8 takes them
 	for _, typ := range i8BlockTypes {
 		w := randBlocks(rng, typ, rows, cols, false)
 		m, err := newBlockMatrix(&engine.Tensor{Name: "w", Shape: []int{rows, cols}, DType: safetensors.U8, Data: w, Blocks: typ}, &goPanels)
@@ -460,24 +460,29 @@ func TestBlockPanels(t *testing.T) {
 		}
 		for _, ks := range sets {
 			if f := ks.panelBlocksI8[blockI8Type(typ)]; f != nil {
-				signed := typ == gguf.Q8_0 && ks.gemmQ8_0 != nil
-				samePanel(t, ks.name+" "+typ.String(), f, w[16*m.rowBytes:], m.rowBytes, &want, signed)
+				signed := ks.gemmSigned != nil && (typ == gguf.Q8_0 || typ == gguf.Q4_0)
+				samePanel(t, ks.name+" "+typ.String(), f, w[16*m.rowBytes:], m.rowBytes, &want, signed && typ == gguf.Q8_0, signed && typ == gguf.Q4_0)
 			}
 		}
 	}
 }
 
 // samePanel checks that the panel kernel f lays out sixteen rows of w as
-// want, bit for bit; with signed, Q8_0's codes as the blocks hold them
-// (128 less) and no bias, for the set's gemmQ8_0.
-func samePanel(t *testing.T, what string, f blockPanelI8, w []byte, rowBytes int, want *i8Panel, signed bool) {
+// want, bit for bit; for the set's gemmSigned, with no bias, and with
+// shift8 the codes 128 less (Q8_0's as the blocks hold them), with shift4
+// 8 less (Q4_0's signed).
+func samePanel(t *testing.T, what string, f blockPanelI8, w []byte, rowBytes int, want *i8Panel, shift8, shift4 bool) {
+	signed := shift8 || shift4
 	t.Helper()
 	got := newI8Panel(len(want.w) / 16)
 	f(&got, w, rowBytes)
 	codes := panelCodes(&got)
 	for i, c := range want.w {
-		if signed {
+		switch {
+		case shift8:
 			c ^= 0x80
+		case shift4:
+			c -= 8
 		}
 		if codes[i] != c {
 			t.Fatalf("%s: code %d = %d, want %d (tiled %v)", what, i, codes[i], c, got.tiled)

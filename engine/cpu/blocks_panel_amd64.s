@@ -753,9 +753,10 @@ q6ktsb:
 	RET
 
 // The legacy blocks' tile panels, a chunk at a time: Q8_0's 32 codes,
-// signed as the blocks hold them and with no bias (for gemmQ8_0AMX),
+// signed as the blocks hold them and with no bias (for gemmSignedAMX),
 // are a row's; Q4_0's and Q4_1's sixteen code bytes give the row's first
-// sixteen codes (low nibbles) and its last sixteen (high).
+// sixteen codes (low nibbles) and its last sixteen (high), Q4_0's made
+// signed too (q − 8, no bias).
 
 // T8ROW lays out row r of the chunk (R13 its block) and steps R13 to the
 // next row.
@@ -774,8 +775,19 @@ q6ktsb:
 	VMOVDQU X1, (32*r+16)(DI) \
 	ADDQ R14, R13
 
-#define T4ROW0(r) T4ROW(2, r)
 #define T4ROW1(r) T4ROW(4, r)
+
+// T4ROW0 is T4ROW for Q4_0, its codes less 8 (X14 bytes of 8).
+#define T4ROW0(r) \
+	VMOVDQU 2(R13), X0 \
+	VPSRLW $4, X0, X1 \
+	VPAND X15, X0, X0 \
+	VPAND X15, X1, X1 \
+	VPSUBB X14, X0, X0 \
+	VPSUBB X14, X1, X1 \
+	VMOVDQU X0, (32*r)(DI) \
+	VMOVDQU X1, (32*r+16)(DI) \
+	ADDQ R14, R13
 
 // func panelQ8_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ8_0Tiles(SB), NOSPLIT, $0-48
@@ -792,10 +804,13 @@ q80tchunk:
 
 // func panelQ4_0Tiles(a *uint8, sp, bp *float32, w *byte, rowBytes, chunks int)
 TEXT ·panelQ4_0Tiles(SB), NOSPLIT, $0-48
-	PARGS(18, -8)
+	PARGS(18, 0)
 	MOVL $0x0f0f0f0f, R13
 	VMOVD R13, X15
 	VPBROADCASTD X15, Y15
+	MOVL $0x08080808, R13
+	VMOVD R13, X14
+	VPBROADCASTD X14, X14
 q40tchunk:
 	LEAQ (SI)(R10*1), DX
 	MOVQ DX, R13

@@ -15,7 +15,7 @@ var amxKernels = func() kernelSet {
 	}
 	ks.gemmI8 = [2]gemmI8{amxGemm(gemmI8AMX), amxGemm(gemmI8AMX)}
 	ks.gemmQ6K = amxGemm(gemmQ6KAMX)
-	ks.gemmQ8_0 = amxGemm(gemmQ8_0AMX)
+	ks.gemmSigned = amxGemm(gemmSignedAMX)
 	// The tiles multiply so fast that laying out each panel of sixteen
 	// rows (once per batch) costs more than its products (a 128-token
 	// prefill of the 1B Q8_0 file on one thread: 31 % of the time in
@@ -62,7 +62,7 @@ func amxPanel(a, w *uint8, chunks int)
 func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 
 //go:noescape
-func gemmQ8_0AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 
 //go:noescape
 func gemmI8AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)

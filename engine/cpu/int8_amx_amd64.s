@@ -734,13 +734,14 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemmQ8_0AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+// func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 //
-// gemmI8AMX for Q8_0's tile panels (panelQ8_0Tiles): the codes signed,
-// as the blocks hold them, so TDPBSSD in place of TDPBUSD and no bias
-// term (bp and xs are not read), one float multiply-add a chunk fewer
-// for each row and sixteen inputs.
-TEXT ·gemmQ8_0AMX(SB), NOSPLIT, $24-88
+// gemmI8AMX for Q8_0's and Q4_0's tile panels (panelQ8_0Tiles,
+// panelQ4_0Tiles): the codes signed, as the weights are (Q4_0's less 8),
+// so TDPBSSD in place of TDPBUSD and no bias term (bp and xs are not
+// read), one float multiply-add a chunk fewer for each row and sixteen
+// inputs.
+TEXT ·gemmSignedAMX(SB), NOSPLIT, $24-88
 	LEAQ amxcfg<>(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ tile+0(FP), DI

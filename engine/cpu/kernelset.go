@@ -74,10 +74,11 @@ type kernelSet struct {
 	// that of its last sixteen, no bias. Without it Q6_K's batches go in
 	// float.
 	gemmQ6K gemmI8
-	// gemmQ8_0, where the set has it, is gemmI8 for Q8_0's panels that
-	// its panelBlocksI8 lays out with the codes signed and no bias (the
-	// amx set); without it Q8_0's codes go up by 128 for gemmI8[1].
-	gemmQ8_0 gemmI8
+	// gemmSigned, where the set has it, is gemmI8 for Q8_0's and Q4_0's
+	// panels that its panelBlocksI8 lays out with the codes signed (Q4_0's
+	// less 8) and no bias (the amx set); without it Q8_0's codes go up by
+	// 128 for gemmI8[1], and Q4_0's bias is −8·d.
+	gemmSigned gemmI8
 	// batch, where set, is how many tokens go through the model together
 	// when Options.MaxBatch is 0, in place of defaultBatch (the amx set:
 	// see amxKernels).

@@ -211,7 +211,7 @@ const amxPanelTail = `	ADDQ $512, SI
 	RET
 `
 
-// amxGemmText is gemmI8AMX, or with signed gemmQ8_0AMX: TDPBSSD on
+// amxGemmText is gemmI8AMX, or with signed gemmSignedAMX: TDPBSSD on
 // signed codes and no bias terms.
 func amxGemmText(signed bool) string {
 	var b strings.Builder
@@ -367,13 +367,14 @@ TEXT ·gemmI8AMX(SB), NOSPLIT, $24-88
 `
 
 const amxQ8_0Head = `
-// func gemmQ8_0AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+// func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 //
-// gemmI8AMX for Q8_0's tile panels (panelQ8_0Tiles): the codes signed,
-// as the blocks hold them, so TDPBSSD in place of TDPBUSD and no bias
-// term (bp and xs are not read), one float multiply-add a chunk fewer
-// for each row and sixteen inputs.
-TEXT ·gemmQ8_0AMX(SB), NOSPLIT, $24-88
+// gemmI8AMX for Q8_0's and Q4_0's tile panels (panelQ8_0Tiles,
+// panelQ4_0Tiles): the codes signed, as the weights are (Q4_0's less 8),
+// so TDPBSSD in place of TDPBUSD and no bias term (bp and xs are not
+// read), one float multiply-add a chunk fewer for each row and sixteen
+// inputs.
+TEXT ·gemmSignedAMX(SB), NOSPLIT, $24-88
 	LEAQ amxcfg<>(SB), AX
 `
 
