@@ -460,8 +460,8 @@ func TestBlockPanels(t *testing.T) {
 		}
 		for _, ks := range sets {
 			if f := ks.panelBlocksI8[blockI8Type(typ)]; f != nil {
-				signed := ks.gemmSigned != nil && (typ == gguf.Q8_0 || typ == gguf.Q4_0)
-				samePanel(t, ks.name+" "+typ.String(), f, w[16*m.rowBytes:], m.rowBytes, &want, signed && typ == gguf.Q8_0, signed && typ == gguf.Q4_0)
+				shift8, shift4 := ks.gemmSigned != nil && typ == gguf.Q8_0, ks.gemmSigned != nil && typ == gguf.Q4_0
+				samePanel(t, ks.name+" "+typ.String(), f, w[16*m.rowBytes:], m.rowBytes, &want, shift8, shift4)
 			}
 		}
 	}
@@ -472,8 +472,8 @@ func TestBlockPanels(t *testing.T) {
 // shift8 the codes 128 less (Q8_0's as the blocks hold them), with shift4
 // 8 less (Q4_0's signed).
 func samePanel(t *testing.T, what string, f blockPanelI8, w []byte, rowBytes int, want *i8Panel, shift8, shift4 bool) {
-	signed := shift8 || shift4
 	t.Helper()
+	signed := shift8 || shift4
 	got := newI8Panel(len(want.w) / 16)
 	f(&got, w, rowBytes)
 	codes := panelCodes(&got)

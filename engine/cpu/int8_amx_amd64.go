@@ -21,8 +21,8 @@ var amxKernels = func() kernelSet {
 	// prefill of the 1B Q8_0 file on one thread: 31 % of the time in
 	// panelQ8_0Tiles, 26 % in gemmI8AMX), so batches of 128 tokens lay
 	// it out half as often. The VNNI sets keep 64: their products
-	// dominate, and 128 inputs no longer stay in L1 (docs/RATIONALE.md,
-	// "Chosen at run time").
+	// dominate, and with batches of 128 they ran slower on the same
+	// machine (docs/RATIONALE.md, "Chosen at run time").
 	ks.batch = 128
 	ks.panelBlocksI8 = [blockI8Types]blockPanelI8{
 		tileBlockPanel(panelQ4_0Tiles, gguf.Q4_0),
