@@ -311,8 +311,14 @@ func (m *affineMatrix) fillI8(p *i8Panel, r0, nr int) {
 		m.biases.slice(r0*groups, (r0+nr)*groups), nr, m.cols, m.group)
 }
 
-// batchGemm: kernelSet.gemmI8[1] where codes reach 255.
-func (m *affineMatrix) batchGemm() gemmI8 { return m.ks.gemmI8[m.bits/8] }
+// batchGemm: kernelSet.gemmI8[1] where codes reach 255, or the set's
+// gemmPairs where each group spans whole pairs of chunks.
+func (m *affineMatrix) batchGemm() gemmI8 {
+	if m.group%(2*int8Block) == 0 && m.ks.gemmPairs != nil {
+		return m.ks.gemmPairs
+	}
+	return m.ks.gemmI8[m.bits/8]
+}
 
 func (m *affineMatrix) codes(r0, r1 int) []byte {
 	if r0 >= r1 {

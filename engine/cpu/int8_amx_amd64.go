@@ -16,6 +16,7 @@ var amxKernels = func() kernelSet {
 	ks.gemmI8 = [2]gemmI8{amxGemm(gemmI8AMX), amxGemm(gemmI8AMX)}
 	ks.gemmQ6K = amxGemm(gemmQ6KAMX)
 	ks.gemmSigned = amxGemm(gemmSignedAMX)
+	ks.gemmPairs = amxGemm(gemmPairsAMX)
 	// The tiles multiply so fast that laying out each panel of sixteen
 	// rows (once per batch) costs more than its products (a 128-token
 	// prefill of the 1B Q8_0 file on one thread: 31 % of the time in
@@ -60,6 +61,9 @@ func amxPanel(a, w *uint8, chunks int)
 
 //go:noescape
 func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+
+//go:noescape
+func gemmPairsAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 
 //go:noescape
 func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)

@@ -428,22 +428,34 @@ func TestInt8GemmExact(t *testing.T) {
 						dx[i], xs[i] = 1, float32(rng.IntN(200)-100)
 					}
 					tile := make([]float32, 16*nt)
-					ks.gemmI8[bits/8](tile, &p, xq, dx, xs, nil, np, nt)
-					for in := range nt {
-						for r := range 16 {
-							var want int64
-							for k := range cols {
-								c := k / int8Block
-								q := int64(p.w[(k/4*16+r)*4+k%4]) * int64(xq[(k/4*np+in)*4+k%4])
-								want += int64(p.s[c*16+r]) * q
-								if k%int8Block == 0 {
-									want += int64(p.b[c*16+r]) * int64(xs[c*np+in])
+					check := func(kernel string) {
+						t.Helper()
+						for in := range nt {
+							for r := range 16 {
+								var want int64
+								for k := range cols {
+									c := k / int8Block
+									q := int64(p.w[(k/4*16+r)*4+k%4]) * int64(xq[(k/4*np+in)*4+k%4])
+									want += int64(p.s[c*16+r]) * q
+									if k%int8Block == 0 {
+										want += int64(p.b[c*16+r]) * int64(xs[c*np+in])
+									}
+								}
+								if got := tile[in*16+r]; got != float32(want) {
+									t.Fatalf("%s %s q%d, %d columns, %d of %d inputs: row %d input %d = %g, want %d", ks.name, kernel, bits, cols, nt, np, r, in, got, want)
 								}
 							}
-							if got := tile[in*16+r]; got != float32(want) {
-								t.Fatalf("%s q%d, %d columns, %d of %d inputs: row %d input %d = %g, want %d", ks.name, bits, cols, nt, np, r, in, got, want)
-							}
 						}
+					}
+					ks.gemmI8[bits/8](tile, &p, xq, dx, xs, nil, np, nt)
+					check("gemmI8")
+					if ks.gemmPairs != nil && chunks%2 == 0 {
+						// Groups of 64: each pair of chunks shares its biases.
+						for c := 1; c < chunks; c += 2 {
+							copy(p.b[c*16:(c+1)*16], p.b[(c-1)*16:c*16])
+						}
+						ks.gemmPairs(tile, &p, xq, dx, xs, nil, np, nt)
+						check("gemmPairs")
 					}
 				}
 			}

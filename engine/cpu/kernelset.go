@@ -79,6 +79,10 @@ type kernelSet struct {
 	// less 8) and no bias (the amx set); without it Q8_0's codes go up by
 	// 128 for gemmI8[1], and Q4_0's bias is −8·d.
 	gemmSigned gemmI8
+	// gemmPairs, where the set has it, is gemmI8 for panels whose chunks
+	// share their biases in pairs (0 and 1, 2 and 3, ...: affine groups
+	// of 64 or more), which it adds once for each pair (the amx set).
+	gemmPairs gemmI8
 	// batch, where set, is how many tokens go through the model together
 	// when Options.MaxBatch is 0, in place of defaultBatch (the amx set:
 	// see amxKernels).

@@ -128,8 +128,9 @@ func amx() []byte {
 	var b bytes.Buffer
 	b.WriteString(amxHeader)
 	b.WriteString(amxPanelText())
-	b.WriteString(amxGemmText(false))
-	b.WriteString(amxGemmText(true))
+	b.WriteString(amxGemmText(amxAffine))
+	b.WriteString(amxGemmText(amxSigned))
+	b.WriteString(amxGemmText(amxPairs))
 	b.WriteString(amxQ6KText())
 	var pairs []string
 	for name := range amxOps {
@@ -211,39 +212,51 @@ const amxPanelTail = `	ADDQ $512, SI
 	RET
 `
 
-// amxGemmText is gemmI8AMX, or with signed gemmSignedAMX: TDPBSSD on
-// signed codes and no bias terms.
-func amxGemmText(signed bool) string {
+// amxGemm is a variant of the AMX batch kernel.
+type amxGemm int
+
+const (
+	amxAffine amxGemm = iota // gemmI8AMX: unsigned codes, a bias term a chunk
+	amxSigned                // gemmSignedAMX: TDPBSSD on signed codes, no bias terms
+	amxPairs                 // gemmPairsAMX: one bias term for each two chunks
+)
+
+// amxGemmText is the batch kernel of kind k. The chunks are made floats
+// two at a time, the first of a pair even, which amxPairs relies on:
+// where a group spans both chunks of each pair, their bias is the same,
+// so b·xs0 + b·xs1 goes as b·(xs0 + xs1), one multiply-add for the two.
+func amxGemmText(k amxGemm) string {
 	var b strings.Builder
 	p := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	loop := func(text string) {
-		if signed {
+		if k == amxSigned {
 			text = strings.NewReplacer("{{dp}}", "{{dpS}}", "{{dp1}}", "{{dpS1}}").Replace(text)
 		}
 		b.WriteString(text)
 	}
-	if signed {
-		b.WriteString(amxQ8_0Head)
-	} else {
-		b.WriteString(amxGemmHead)
-	}
+	b.WriteString([...]string{amxGemmHead, amxSignedHead, amxPairsHead}[k])
 	b.WriteString(amxGemmStart)
 	for r := range 16 {
 		p("VPXORD Z%d, Z%d, Z%d", r, r, r)
 	}
 	b.WriteString(amxGemmSetup)
 	// scale adds chunk sums at off(BX) to Z0-Z15 and steps to the next
-	// chunk's scales, biases, steps and sums.
-	scale := func(off int) {
+	// chunk's scales, biases, steps and sums. With bias false it leaves
+	// the bias term to the next chunk's scale, whose sums (second) it
+	// adds to this chunk's in Z17.
+	scale := func(off int, bias, second bool) {
 		p("VMOVUPS (R11), Z16")
-		if !signed {
+		switch {
+		case second:
+			p("VADDPS  (R12), Z17, Z17")
+		case k != amxSigned:
 			p("VMOVUPS (R12), Z17")
 		}
 		for r := range 16 {
 			p("VCVTDQ2PS        %d(BX), Z18", off+64*r)
 			p("VMULPS.BCST      %d(R8), Z16, Z19", 4*r)
 			p("VFMADD231PS      Z19, Z18, Z%d", r)
-			if !signed {
+			if bias && k != amxSigned {
 				p("VFMADD231PS.BCST %d(R9), Z17, Z%d", 4*r, r)
 			}
 		}
@@ -252,15 +265,22 @@ func amxGemmText(signed bool) string {
 		p("ADDQ R13, R11")
 		p("ADDQ R13, R12")
 	}
+	pair := func() {
+		if k == amxPairs {
+			scale(0, false, false)
+			scale(1024, true, true)
+			return
+		}
+		scale(0, true, false)
+		scale(1024, true, false)
+	}
 	loop(amxGemmFirst)
 	loop(amxGemmPair)
-	scale(0)
-	scale(1024)
+	pair()
 	b.WriteString(amxGemmDrain)
-	scale(0)
-	scale(1024)
+	pair()
 	loop(amxGemmOne)
-	scale(0)
+	scale(0, true, false)
 	amxGemmEnd(&b)
 	return b.String()
 }
@@ -366,7 +386,7 @@ TEXT ·gemmI8AMX(SB), NOSPLIT, $24-88
 	LEAQ amxcfg<>(SB), AX
 `
 
-const amxQ8_0Head = `
+const amxSignedHead = `
 // func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
 //
 // gemmI8AMX for Q8_0's and Q4_0's tile panels (panelQ8_0Tiles,
@@ -375,6 +395,18 @@ const amxQ8_0Head = `
 // read), one float multiply-add a chunk fewer for each row and sixteen
 // inputs.
 TEXT ·gemmSignedAMX(SB), NOSPLIT, $24-88
+	LEAQ amxcfg<>(SB), AX
+`
+
+const amxPairsHead = `
+// func gemmPairsAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+//
+// gemmI8AMX for panels whose groups span whole pairs of chunks (MLX
+// affine weights in groups of 64 or 128): each pair's bias, the same for
+// both, times the sum of the pair's input sums, one float multiply-add
+// for each row and sixteen inputs where gemmI8AMX has two. chunks is
+// even.
+TEXT ·gemmPairsAMX(SB), NOSPLIT, $24-88
 	LEAQ amxcfg<>(SB), AX
 `
 
