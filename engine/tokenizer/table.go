@@ -10,8 +10,9 @@ import (
 // 128,000 strings and 280,000 pairs were most of a cached load (each
 // insert a probe of a table several times the L2's size, and the
 // vocabulary's duplicates a lookup before each insert), a fifth of a new
-// chat's first token. Linear probing, at most two thirds full; hand-written, as
-// the standard library has no table that can be built this way.
+// chat's first token. Linear probing, at most two thirds full;
+// hand-written, as the standard library has no table that can be built
+// this way.
 
 // strTable maps strings to ids; of equal strings the lowest id stays.
 type strTable struct {
