@@ -30,6 +30,8 @@ type Options struct {
 	MLXGroup *mlxbridge.Group
 	// KVType is the KV cache type of either backend ("" the default).
 	KVType engine.KVType
+	// CPUTuningCache is the CPU backend's cpu.Options.TuningCache.
+	CPUTuningCache string
 }
 
 // Backend is one entry of the registry.
@@ -44,7 +46,7 @@ type Backend struct {
 func List() []Backend {
 	return []Backend{
 		{"cpu", func(m *engine.Model, opt Options) (engine.Backend, error) {
-			return nilIfFailed(cpu.New(m, cpu.Options{Threads: opt.Threads, KVType: opt.KVType}))
+			return nilIfFailed(cpu.New(m, cpu.Options{Threads: opt.Threads, KVType: opt.KVType, TuningCache: opt.CPUTuningCache}))
 		}},
 		{"mlx", func(m *engine.Model, opt Options) (engine.Backend, error) {
 			return nilIfFailed(mlxbridge.New(m, mlxbridge.Options{Library: opt.MLXLibrary, Sampling: opt.MLXSampling, KVType: opt.KVType, Group: opt.MLXGroup, Reference: FloatCPU}))

@@ -30,6 +30,10 @@ type benchResult struct {
 	Threads int `json:"threads"`
 	// Batch is how many prompt tokens the CPU backend takes together.
 	Batch int `json:"batch,omitempty"`
+	// PrefetchAhead is how many bytes ahead the CPU backend's int8 decode
+	// kernels prefetch, PrefetchSource where that came from (cpu.Ahead*).
+	PrefetchAhead  int    `json:"prefetch_ahead,omitempty"`
+	PrefetchSource string `json:"prefetch_source,omitempty"`
 	// Tuning is what the CPU backend derived from this CPU.
 	Tuning *cpu.Tuning `json:"tuning,omitempty"`
 	// KVType is the KV cache's element type, KVBytesPerToken what one
@@ -138,6 +142,11 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		}
 		hook = cs.Host
 	}
+	if cb, ok := l.Backend.(*cpu.Backend); ok {
+		if err := settlePrefetch(cb, c.VocabSize, ordinary, errOut); err != nil {
+			return err
+		}
+	}
 	var prefill, decode, first, wait []float64
 	for r := 0; r < *runs; r++ {
 		cache, err := l.Backend.NewCache(window)
@@ -172,6 +181,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if cb, ok := l.Backend.(*cpu.Backend); ok {
 		t := cpu.DetectTuning()
 		res.Kernels, res.Activations, res.Threads, res.Batch, res.Tuning = cb.Kernels(), cb.Activations(), cb.Threads(), cb.MaxBatch(), &t
+		res.PrefetchAhead, res.PrefetchSource = cb.Prefetch()
 	}
 	res.KVType, res.KVBytesPerToken = kvTypeOf(l)
 	if hook != nil {
@@ -236,4 +246,33 @@ func kibibytes(n int) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	return fmt.Sprintf("%.4g KiB", float64(n)/1024)
+}
+
+// settlePrefetch runs the decode steps that b measures its prefetch
+// distance on (cpu.AheadMeasuring) before the timed runs, so that they
+// time the distance chosen rather than the measurement; the tokens are
+// ids below ordinary, the logits vocab wide.
+func settlePrefetch(b *cpu.Backend, vocab, ordinary int, errOut io.Writer) error {
+	if _, src := b.Prefetch(); src != cpu.AheadMeasuring {
+		return nil
+	}
+	fmt.Fprintln(errOut, "measuring the prefetch distance on the first decode steps…")
+	window := 64
+	cache, err := b.NewCache(window)
+	if err != nil {
+		return err
+	}
+	defer cache.Close()
+	logits := make([]float32, vocab)
+	for i := 0; i < window; i++ {
+		if _, src := b.Prefetch(); src != cpu.AheadMeasuring {
+			break
+		}
+		if err := b.Forward(cache, []int32{int32(i % ordinary)}, logits); err != nil {
+			return err
+		}
+	}
+	ahead, src := b.Prefetch()
+	fmt.Fprintf(errOut, "prefetch: %d KiB ahead (%s)\n", ahead>>10, src)
+	return nil
 }

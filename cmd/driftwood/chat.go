@@ -16,6 +16,7 @@ import (
 	"github.com/driftwoodlabs/driftwood/config"
 	"github.com/driftwoodlabs/driftwood/controllers"
 	"github.com/driftwoodlabs/driftwood/engine"
+	"github.com/driftwoodlabs/driftwood/engine/cpu"
 	"github.com/driftwoodlabs/driftwood/sessions"
 	"github.com/driftwoodlabs/driftwood/tui"
 )
@@ -96,7 +97,7 @@ func parseChatFlags(args []string, errOut io.Writer) (tui.Options, chatRanks, er
 		}
 	}
 	notes := &noteBox{}
-	bopt := backends.Options{Threads: cfg.Threads, MLXLibrary: *mlxLib, MLXSampling: cfg.MLXSampling, KVType: engine.KVType(*kvType)}
+	bopt := backends.Options{Threads: cfg.Threads, MLXLibrary: *mlxLib, MLXSampling: cfg.MLXSampling, KVType: engine.KVType(*kvType), CPUTuningCache: cpu.DefaultTuningCache()}
 	cr.model, cr.backend, cr.opt, cr.notes = rankModel{cmp.Or(*model, cfg.Model), *mlxLib, *kvType, *configPath}, *backend, bopt, notes
 	return tui.Options{
 		Model:          *model,

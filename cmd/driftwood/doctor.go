@@ -46,6 +46,7 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 	if n, err := cpu.DefaultBatch(); err == nil { // an error is the kernels line's
 		fmt.Fprintf(out, "cpu prompt batch: %d tokens through the model at once (the kernel set's)\n", n)
 	}
+	fmt.Fprintf(out, "cpu prefetch: %s\n", prefetchLine())
 	fmt.Fprintf(out, "looked for libmlxc in: %s\n", strings.Join(mlxbridge.Candidates(*mlxLib), ", "))
 	lib, err := mlxbridge.Load(*mlxLib)
 	if err != nil {
@@ -183,4 +184,18 @@ func oneToken(b engine.Backend, c *engine.Config, token int32) ([]float32, time.
 	start := time.Now()
 	err = b.Forward(cache, []int32{token}, logits)
 	return logits, time.Since(start), err
+}
+
+// prefetchLine says how far ahead the int8 decode kernels prefetch: the
+// distance pinned by the environment, or those measured on this CPU and
+// kept in the tuning cache.
+func prefetchLine() string {
+	if v := os.Getenv(cpu.PrefetchEnv); v != "" {
+		return fmt.Sprintf("%s bytes ahead (%s)", v, cpu.PrefetchEnv)
+	}
+	measured := cpu.CachedPrefetch(cpu.DefaultTuningCache())
+	if len(measured) == 0 {
+		return "measured on a quantised model's first decode steps; none measured on this CPU yet"
+	}
+	return "measured on a quantised model's first decode steps:\n  " + strings.Join(measured, "\n  ")
 }

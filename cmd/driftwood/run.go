@@ -138,7 +138,7 @@ func (g *genFlags) openOptions(errOut io.Writer) chatopen.Options {
 
 // backendOptions are the flags' settings for the backends.
 func (g *genFlags) backendOptions() backends.Options {
-	return backends.Options{Threads: g.threads, MLXLibrary: g.mlxLib, MLXSampling: g.mlxSampling, MLXGroup: g.group, KVType: engine.KVType(g.kvType)}
+	return backends.Options{Threads: g.threads, MLXLibrary: g.mlxLib, MLXSampling: g.mlxSampling, MLXGroup: g.group, KVType: engine.KVType(g.kvType), CPUTuningCache: cpu.DefaultTuningCache()}
 }
 
 // kvTypeUsage describes the --kv-type flag.

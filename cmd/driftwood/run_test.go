@@ -123,6 +123,16 @@ func TestBenchRuns(t *testing.T) {
 	if r.PrefillTPS <= 0 || r.DecodeTPS <= 0 || r.PromptTokens != 16 {
 		t.Errorf("bench result %+v", r)
 	}
+	// The timed runs come after the prefetch distance was measured.
+	if r.PrefetchSource == cpu.AheadMeasuring || r.PrefetchSource == "" || r.PrefetchAhead <= 0 {
+		t.Errorf("prefetch %d (%q) in the result, want a settled distance", r.PrefetchAhead, r.PrefetchSource)
+	}
+	t.Setenv(cpu.PrefetchEnv, "3072")
+	out, errOut, code = runCLI(t, "bench", "--model", golden.ModelDir("tiny-mlx-q4"), "--prompt-tokens", "4", "--gen-tokens", "2", "--runs", "1", "--json")
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.PrefetchAhead != 3072 || r.PrefetchSource != cpu.AheadEnv {
+		t.Errorf("%s=3072: exit %d (%s), prefetch %d (%q)", cpu.PrefetchEnv, code, errOut, r.PrefetchAhead, r.PrefetchSource)
+	}
+	t.Setenv(cpu.PrefetchEnv, "")
 	// The activations in use are reported, DRIFTWOOD_ACTIVATIONS's included.
 	for _, env := range []string{"", cpu.ActivationsInt8x2} {
 		t.Setenv("DRIFTWOOD_ACTIVATIONS", env)

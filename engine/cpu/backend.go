@@ -45,6 +45,10 @@ type Options struct {
 	// ActivationsInt8 or ActivationsInt8x2 (residual.go); "" means
 	// DRIFTWOOD_ACTIVATIONS, or int8.
 	Activations string
+	// TuningCache is the folder where what was measured on this CPU is
+	// kept for the next process (the prefetch distance, ahead.go);
+	// "" keeps nothing (DefaultTuningCache is the command line's).
+	TuningCache string
 }
 
 // MaxThreadsPerCPU bounds Options.Threads: goroutines beyond a few per
@@ -75,6 +79,7 @@ type Backend struct {
 	kvType    engine.KVType
 	ks        *kernelSet
 	residual  bool // int8x2 activations (Options.Activations)
+	ahead     *aheadTuner
 	st        state
 	mm        matmulJob
 	att       attnJob
@@ -174,6 +179,10 @@ func newBackend(m *engine.Model, opt Options, ks *kernelSet) (*Backend, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	key, quant := aheadKey(ks, threads, w)
+	if b.ahead, err = newAheadTuner(ks.prefetches && quant, key, opt.TuningCache); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	b.pool = newPool(threads)
 	b.residual = residual
 	b.st = newState(c, opt.MaxBatch, threads, residual)
@@ -210,6 +219,11 @@ func (b *Backend) Threads() int { return b.pool.workers }
 // MaxBatch is how many tokens of a prompt go through the model together.
 func (b *Backend) MaxBatch() int { return b.st.maxBatch }
 
+// Prefetch is how many bytes ahead the int8 decode kernels prefetch the
+// weights (of 4-bit codes; 8-bit ones twice as far), and where that
+// came from: AheadMeasuring while the first decode steps measure it.
+func (b *Backend) Prefetch() (ahead int, source string) { return b.ahead.ahead, b.ahead.source }
+
 // Int8 reports whether the backend multiplies quantised weights with
 // int8 activations (the float reference does not).
 func (b *Backend) Int8() bool { return b.ks.int8() }
@@ -217,8 +231,10 @@ func (b *Backend) Int8() bool { return b.ks.int8() }
 // KVType is the element type of the caches the backend makes.
 func (b *Backend) KVType() engine.KVType { return b.kvType }
 
-// Close stops the worker goroutines.
+// Close stops the worker goroutines, and waits for a measurement to be
+// saved (ahead.go).
 func (b *Backend) Close() error {
+	b.ahead.saving.Wait()
 	if b.pool != nil {
 		b.pool.close()
 		b.pool = nil
@@ -260,11 +276,16 @@ func (b *Backend) Forward(ec engine.Cache, tokens []int32, logits []float32) err
 		}
 		if n == 1 && len(tokens) == 1 {
 			// A decode step: the pool compares worker counts by their
-			// steps' times (pool.stepTook).
+			// steps' times (pool.stepTook), and the tuner prefetch
+			// distances (aheadTuner.stepTook).
+			aheadNow.Store(int64(b.ahead.next()))
 			start := time.Now()
 			b.forward(c, tokens, out)
-			b.pool.stepTook(time.Since(start))
+			took := time.Since(start)
+			b.pool.stepTook(took)
+			b.ahead.stepTook(took)
 		} else {
+			aheadNow.Store(int64(b.ahead.ahead))
 			b.forward(c, tokens[:n], out)
 		}
 		tokens = tokens[n:]

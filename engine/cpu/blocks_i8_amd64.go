@@ -25,22 +25,23 @@ var (
 )
 
 // blockGemvAsm is an assembly int8 block kernel on the operands' first
-// elements; blocks counts the input's chunks of 32.
-type blockGemvAsm func(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+// elements; blocks counts the input's chunks of 32, and ahead is how far
+// ahead it prefetches the rows (gemvAhead).
+type blockGemvAsm func(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 // asmBlockGemv is the kernel f, for blocks of typ, as a blockGemvI8 that
 // checks the lengths f trusts.
 func asmBlockGemv(f blockGemvAsm, typ gguf.Type) blockGemvI8 {
 	return func(out []float32, w []byte, xq []int8, dx, xsum []float32, _ []int16) {
 		if rows, rb, blocks := blockGemvShape(typ, out, w, xq, dx, xsum); rows > 0 {
-			f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], blocks)
+			f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], blocks, gemvAhead())
 		}
 	}
 }
 
 // kGemvAsm is a k-quant kernel that folds its scales (blocks_i8.go): a
 // blockGemvAsm that also reads bs, the sums of each 16 of xq.
-type kGemvAsm func(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
+type kGemvAsm func(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks, ahead int)
 
 // asmKGemv is the kernel f, for k-quant blocks of typ, as a blockGemvI8
 // that checks the lengths f trusts and that x has a step per super-block.
@@ -53,45 +54,45 @@ func asmKGemv(f kGemvAsm, typ gguf.Type) blockGemvI8 {
 		if len(bs) < len(xq)/16 || !superStep(dx[:blocks]) {
 			panic("cpu: k-quant kernel wants x quantised by super-block (quantK)")
 		}
-		f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], &bs[0], blocks)
+		f(&out[0], &w[0], rows, rb, &xq[0], &dx[0], &xsum[0], &bs[0], blocks, gemvAhead())
 	}
 }
 
 //go:noescape
-func gemvQ4_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ4_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ4_1I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ4_1I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ8_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ8_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ4_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ4_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ5_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ5_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ6_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ6_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
+func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks, ahead int)
 
 //go:noescape
-func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
+func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks, ahead int)
 
 //go:noescape
-func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
+func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks, ahead int)
 
 //go:noescape
-func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
-func gemvQ8_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
+func gemvQ8_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 // blockPanelsAVX2 are the panel kernels (blocks_panel_amd64.s) of every
 // x86 int8 set, by blockI8Type.

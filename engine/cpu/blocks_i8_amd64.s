@@ -16,8 +16,8 @@
 // eight go one at a time.
 //
 // Registers: DI out, SI the row, R8 its bytes, BX rows left, R9 xq, R10
-// dx, R11 xsum, R12 blocks; per row AX the block, DX its activations, CX
-// its index. Y0 and Y1 the row's sums, Y2 the bias terms (X11 the last
+// dx, R11 xsum, R12 blocks, R15 the prefetch distance; per row AX the
+// block, DX its activations, CX its index. Y0 and Y1 the row's sums, Y2 the bias terms (X11 the last
 // blocks'), Y12 the bias factor, Y13 the nibble shifts (0 for the low
 // lane, 4 for the high), Y14 int16 ones, Y15 bytes of 0x0f.
 
@@ -31,6 +31,7 @@
 	MOVQ dx+40(FP), R10 \
 	MOVQ xsum+48(FP), R11 \
 	MOVQ blocks+56(FP), R12 \
+	MOVQ ahead+64(FP), R15 \
 	MOVL $0x0f0f0f0f, AX \
 	VMOVD AX, X15 \
 	VPBROADCASTD X15, Y15 \
@@ -56,6 +57,7 @@
 	MOVQ xsum+48(FP), R11 \
 	MOVQ bs+56(FP), R14 \
 	MOVQ blocks+64(FP), R12 \
+	MOVQ ahead+72(FP), R15 \
 	MOVL $0x0f0f0f0f, AX \
 	VMOVD AX, X15 \
 	VPBROADCASTD X15, Y15
@@ -233,26 +235,27 @@
 	ADDQ R8, SI \
 	DECQ BX
 
-// PF8Q4 and PF8Q8 prefetch the weights 8 KB (q8: 16 KB) ahead into L2
-// (docs/RATIONALE.md, "Prefetch"), a line for each 64 bytes of eight
-// blocks; PF1Q4 and PF1Q8 for one block.
+// PF8Q4 and PF8Q8 prefetch the weights R15 bytes (q8: twice as many, the
+// same number of weights) ahead into L2, the distance the backend chose
+// at run time (ahead.go; docs/RATIONALE.md, "Prefetch"), a line for each
+// 64 bytes of eight blocks; PF1Q4 and PF1Q8 for one block.
 #define PF8Q4 \
-	PREFETCHT1 8192(AX) \
-	PREFETCHT1 (8192+64)(AX) \
-	PREFETCHT1 (8192+128)(AX)
+	PREFETCHT1 (AX)(R15*1) \
+	PREFETCHT1 64(AX)(R15*1) \
+	PREFETCHT1 128(AX)(R15*1)
 
 #define PF1Q4 \
-	PREFETCHT1 8192(AX)
+	PREFETCHT1 (AX)(R15*1)
 
 #define PF8Q8 \
-	PREFETCHT1 16384(AX) \
-	PREFETCHT1 (16384+64)(AX) \
-	PREFETCHT1 (16384+128)(AX) \
-	PREFETCHT1 (16384+192)(AX) \
-	PREFETCHT1 (16384+256)(AX)
+	PREFETCHT1 (AX)(R15*2) \
+	PREFETCHT1 64(AX)(R15*2) \
+	PREFETCHT1 128(AX)(R15*2) \
+	PREFETCHT1 192(AX)(R15*2) \
+	PREFETCHT1 256(AX)(R15*2)
 
 #define PF1Q8 \
-	PREFETCHT1 16384(AX)
+	PREFETCHT1 (AX)(R15*2)
 
 // ROWS is a kernel's loop over its rows: blocks of bb bytes, LOAD and DOT
 // as BLOCK's, BIAS8 and BIAS1 add eight blocks' or one block's m·xsum,
@@ -311,18 +314,18 @@ end: \
 // NOBIAS is Q8_0's on the madd path, whose codes stay signed.
 #define NOBIAS
 
-// func gemvQ4_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ4_0I8AVX2(SB), NOSPLIT, $32-64
+// func gemvQ4_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_0I8AVX2(SB), NOSPLIT, $32-72
 	ARGS(-8)
 	ROWS(18, LOADQ40, MADD, BIAS8D, BIAS1D, PF8Q4, PF1Q4, SCALES8, KBLOCKS)
 
-// func gemvQ4_1I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ4_1I8AVX2(SB), NOSPLIT, $32-64
+// func gemvQ4_1I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_1I8AVX2(SB), NOSPLIT, $32-72
 	ARGS(0)
 	ROWS(20, LOADQ41, MADD, BIAS8M, BIAS1M, PF8Q4, PF1Q4, SCALES8, KBLOCKS)
 
-// func gemvQ8_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ8_0I8AVX2(SB), NOSPLIT, $32-64
+// func gemvQ8_0I8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ8_0I8AVX2(SB), NOSPLIT, $32-72
 	ARGS(0)
 	ROWS(34, LOADQ80S, MADDS, NOBIAS, NOBIAS, PF8Q8, PF1Q8, SCALES8, KBLOCKS)
 
@@ -330,14 +333,14 @@ TEXT ·gemvQ8_0I8AVX2(SB), NOSPLIT, $32-64
 // instruction for VPMADDUBSW and VPMADDWD, which does not saturate:
 // Q8_0's codes go unsigned, 128 added, and −128d·xsum takes it off.
 
-// func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ4_0I8VNNI(SB), NOSPLIT, $32-64
+// func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_0I8VNNI(SB), NOSPLIT, $32-72
 	ARGS(-8)
 	IDX8
 	ROWS(18, LOADQ40, VNNI, BIAS8D, BIAS1D, PF8Q4, PF1Q4, SCALES8R, BLOCKS8R)
 
-// func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ4_1I8VNNI(SB), NOSPLIT, $32-64
+// func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_1I8VNNI(SB), NOSPLIT, $32-72
 	ARGS(0)
 	IDX8
 	ROWS(20, LOADQ41, VNNI, BIAS8M, BIAS1M, PF8Q4, PF1Q4, SCALES8R, BLOCKS8R)
@@ -430,8 +433,8 @@ GLOBL q8pairs<>(SB), RODATA|NOPTR, $256
 	VPERMPS Z9, idx, Z4 \
 	VFMADD231PS Z4, Z6, Z0
 
-// func gemvQ8_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ8_0I8VNNI(SB), NOSPLIT, $32-64
+// func gemvQ8_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ8_0I8VNNI(SB), NOSPLIT, $32-72
 	ARGS(-128)
 	MOVL $0x80808080, R13
 	VMOVD R13, X15
@@ -605,17 +608,17 @@ GLOBL ·kScaleMaskB(SB), RODATA|NOPTR, $16
 	HIBIT
 
 #define Q4K(DOT, SCALES, BLOCKS) \
-	PREFETCHT1 8192(AX) \
-	PREFETCHT1 (8192+64)(AX) \
-	PREFETCHT1 (8192+128)(AX) \
+	PREFETCHT1 (AX)(R15*1) \
+	PREFETCHT1 64(AX)(R15*1) \
+	PREFETCHT1 128(AX)(R15*1) \
 	SCALES \
 	BLOCKS(LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, LQ4KE, LQ4KO, DOT) \
 	NEXT(8, 18)
 
 #define Q5K(DOT, SCALES, BLOCKS) \
-	PREFETCHT1 8192(AX) \
-	PREFETCHT1 (8192+64)(AX) \
-	PREFETCHT1 (8192+128)(AX) \
+	PREFETCHT1 (AX)(R15*1) \
+	PREFETCHT1 64(AX)(R15*1) \
+	PREFETCHT1 128(AX)(R15*1) \
 	SCALES \
 	VMOVDQU 16(AX), Y11 \
 	BLOCKS(LQ5K0, LQ5K1, LQ5K2, LQ5K3, LQ5K4, LQ5K5, LQ5K6, LQ5K7, DOT) \
@@ -755,10 +758,10 @@ DATA q6idx<>+124(SB)/4, $7
 GLOBL q6idx<>(SB), RODATA|NOPTR, $128
 
 #define Q6K(DOT) \
-	PREFETCHT1 8192(AX) \
-	PREFETCHT1 (8192+64)(AX) \
-	PREFETCHT1 (8192+128)(AX) \
-	PREFETCHT1 (8192+192)(AX) \
+	PREFETCHT1 (AX)(R15*1) \
+	PREFETCHT1 64(AX)(R15*1) \
+	PREFETCHT1 128(AX)(R15*1) \
+	PREFETCHT1 192(AX)(R15*1) \
 	Q6SCALES \
 	Q6BLOCK(0, 0, 0, LQ6K0, DOT, Y0) \
 	Q6BLOCK(1, 0, 1, LQ6K1, DOT, Y1) \
@@ -778,19 +781,19 @@ GLOBL q6idx<>(SB), RODATA|NOPTR, $128
 	VMOVD R13, X8 \
 	VPBROADCASTD X8, y
 
-// func gemvQ4_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ4_KI8AVX2(SB), NOSPLIT, $64-64
+// func gemvQ4_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_KI8AVX2(SB), NOSPLIT, $64-72
 	ARGS(0)
 	KROWS(Q4K(MADD, KSCALES, KBLOCKS))
 
-// func gemvQ5_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ5_KI8AVX2(SB), NOSPLIT, $64-64
+// func gemvQ5_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ5_KI8AVX2(SB), NOSPLIT, $64-72
 	ARGS(0)
 	BYTES(0x10101010, Y12)
 	KROWS(Q5K(MADD, KSCALES, KBLOCKS))
 
-// func gemvQ6_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks int)
-TEXT ·gemvQ6_KI8AVX2(SB), NOSPLIT, $64-64
+// func gemvQ6_KI8AVX2(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ6_KI8AVX2(SB), NOSPLIT, $64-72
 	ARGS(0)
 	BYTES(0x20202020, Y12)
 	BYTES(0x30303030, Y13)
@@ -945,9 +948,9 @@ dq6:
 	VPXORD Y29, Y29, Y29
 
 #define Q4KFOLD \
-	PREFETCHT1 8192(AX) \
-	PREFETCHT1 (8192+64)(AX) \
-	PREFETCHT1 (8192+128)(AX) \
+	PREFETCHT1 (AX)(R15*1) \
+	PREFETCHT1 64(AX)(R15*1) \
+	PREFETCHT1 128(AX)(R15*1) \
 	KSCALESK \
 	FOLD(0, 0, LQ4KE, Y28, Y20) \
 	FOLD(1, 1, LQ4KO, Y29, Y21) \
@@ -961,9 +964,9 @@ dq6:
 	NEXT(8, 18)
 
 #define Q5KFOLD \
-	PREFETCHT1 8192(AX) \
-	PREFETCHT1 (8192+64)(AX) \
-	PREFETCHT1 (8192+128)(AX) \
+	PREFETCHT1 (AX)(R15*1) \
+	PREFETCHT1 64(AX)(R15*1) \
+	PREFETCHT1 128(AX)(R15*1) \
 	KSCALESK \
 	VMOVDQU 16(AX), Y11 \
 	FOLD(0, 0, LQ5K0, Y28, Y20) \
@@ -980,10 +983,10 @@ dq6:
 // Q6KFOLD: Y17 holds the sixteen scales as int16, Y30 32·Σ sc·bs of
 // the super-block, taken off at the end.
 #define Q6KFOLD \
-	PREFETCHT1 8192(AX) \
-	PREFETCHT1 (8192+64)(AX) \
-	PREFETCHT1 (8192+128)(AX) \
-	PREFETCHT1 (8192+192)(AX) \
+	PREFETCHT1 (AX)(R15*1) \
+	PREFETCHT1 64(AX)(R15*1) \
+	PREFETCHT1 128(AX)(R15*1) \
+	PREFETCHT1 192(AX)(R15*1) \
 	VPMOVSXBW 192(AX), Y17 \
 	VPBROADCASTW 208(AX), X9 \
 	VCVTPH2PS X9, Y9 \
@@ -1006,21 +1009,21 @@ dq6:
 	ADDQ $256, DX \
 	ADDQ $8, CX
 
-// func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
-TEXT ·gemvQ4_KI8VNNI(SB), NOSPLIT, $0-72
+// func gemvQ4_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks, ahead int)
+TEXT ·gemvQ4_KI8VNNI(SB), NOSPLIT, $0-80
 	ARGSK
 	IDXK
 	KROWS(Q4KFOLD)
 
-// func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
-TEXT ·gemvQ5_KI8VNNI(SB), NOSPLIT, $0-72
+// func gemvQ5_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks, ahead int)
+TEXT ·gemvQ5_KI8VNNI(SB), NOSPLIT, $0-80
 	ARGSK
 	BYTES(0x10101010, Y12)
 	IDXK
 	KROWS(Q5KFOLD)
 
-// func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks int)
-TEXT ·gemvQ6_KI8VNNI(SB), NOSPLIT, $0-72
+// func gemvQ6_KI8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, bs *int16, blocks, ahead int)
+TEXT ·gemvQ6_KI8VNNI(SB), NOSPLIT, $0-80
 	ARGSK
 	BYTES(0x30303030, Y13)
 	IDX6

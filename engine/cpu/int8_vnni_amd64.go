@@ -17,6 +17,7 @@ var avx512VNNIKernels = func() kernelSet {
 	ks.quantI8 = quantI8
 	ks.quantK = quantK
 	ks.gemvBlocksI8 = blocksI8VNNI
+	ks.prefetches = true
 	ks.panelBlocksI8 = blockPanelsVNNI
 	ks.panelI8 = [2]panelI8{
 		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false, false}.panel,
@@ -28,8 +29,8 @@ var avx512VNNIKernels = func() kernelSet {
 }()
 
 // i8GemvAsm is an int8 affine gemv kernel for one dtype of scales and
-// biases.
-type i8GemvAsm func(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// biases; ahead is how far ahead it prefetches the rows (gemvAhead).
+type i8GemvAsm func(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 // i8Gemv holds an int8 affine gemv kernel's assembly for each dtype of
 // scales and biases (halfKind), and its VPERMPS index vectors.
@@ -74,7 +75,7 @@ func (a i8Gemv) gemv(out []float32, w []uint32, scales, biases halfVec, xq []int
 	}
 	gs := bits.TrailingZeros(uint(group))
 	a.asm[k](&out[0], &w[0], halfPtr(scales), halfPtr(biases), &xq[0], &dx[0], &xsum[0], &f[0],
-		&a.index[a.bits/8][gs-5][0], rows, cols, gs)
+		&a.index[a.bits/8][gs-5][0], rows, cols, gs, gemvAhead())
 }
 
 func quantI8(xq []int8, dx, xsum, x []float32, order i8Order) {
@@ -194,22 +195,22 @@ func panelQ8SBF16VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales
 func panelQ8SF16VNNI(wp *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)
 
 //go:noescape
-func gemvQ4SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ4SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ4SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
 func panelQ4SF32Tiles(a *uint8, sp, bp *float32, w *uint32, wstride int, scales, biases unsafe.Pointer, sstride, rows, chunks, gshift int)

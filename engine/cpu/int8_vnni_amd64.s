@@ -16,8 +16,8 @@
 // in which the low and high nibbles of 64 code bytes come out), and per
 // tail chunk its 16 even weights, then its 16 odd ones.
 
-// func gemvQ4SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ4SF32VNNI(SB), NOSPLIT, $32-96
+// func gemvQ4SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
+TEXT ·gemvQ4SF32VNNI(SB), NOSPLIT, $32-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -26,6 +26,7 @@ TEXT ·gemvQ4SF32VNNI(SB), NOSPLIT, $32-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU32 (AX), Z27
 	VMOVDQU32 64(AX), Z30
@@ -113,8 +114,8 @@ ready:
 	CMPQ    CX, $2
 	JLT     single
 pair:
-	PREFETCHT1  8192(SI)
-	PREFETCHT1  8256(SI)
+	PREFETCHT1  0(SI)(R15*1)
+	PREFETCHT1  64(SI)(R15*1)
 	VMOVDQU64   (SI), Z0
 	VMOVDQU64   64(SI), Z8
 	VPSRLW      $4, Z0, Z1
@@ -149,7 +150,7 @@ single:
 block:
 	// Ahead of the loads: the hardware prefetcher alone left decode
 	// waiting on memory (9.8 → 14.6 tok/s on one core, 1B q4).
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU64   (SI), Z0
 	VPSRLW      $4, Z0, Z1
 	VPANDD      Z31, Z0, Z0
@@ -214,8 +215,8 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ4SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ4SBF16VNNI(SB), NOSPLIT, $32-96
+// func gemvQ4SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
+TEXT ·gemvQ4SBF16VNNI(SB), NOSPLIT, $32-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -224,6 +225,7 @@ TEXT ·gemvQ4SBF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU32 (AX), Z27
 	VMOVDQU32 64(AX), Z30
@@ -315,8 +317,8 @@ ready:
 	CMPQ    CX, $2
 	JLT     single
 pair:
-	PREFETCHT1  8192(SI)
-	PREFETCHT1  8256(SI)
+	PREFETCHT1  0(SI)(R15*1)
+	PREFETCHT1  64(SI)(R15*1)
 	VMOVDQU64   (SI), Z0
 	VMOVDQU64   64(SI), Z8
 	VPSRLW      $4, Z0, Z1
@@ -351,7 +353,7 @@ single:
 block:
 	// Ahead of the loads: the hardware prefetcher alone left decode
 	// waiting on memory (9.8 → 14.6 tok/s on one core, 1B q4).
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU64   (SI), Z0
 	VPSRLW      $4, Z0, Z1
 	VPANDD      Z31, Z0, Z0
@@ -416,8 +418,8 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ4SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ4SF16VNNI(SB), NOSPLIT, $32-96
+// func gemvQ4SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
+TEXT ·gemvQ4SF16VNNI(SB), NOSPLIT, $32-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -426,6 +428,7 @@ TEXT ·gemvQ4SF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU32 (AX), Z27
 	VMOVDQU32 64(AX), Z30
@@ -513,8 +516,8 @@ ready:
 	CMPQ    CX, $2
 	JLT     single
 pair:
-	PREFETCHT1  8192(SI)
-	PREFETCHT1  8256(SI)
+	PREFETCHT1  0(SI)(R15*1)
+	PREFETCHT1  64(SI)(R15*1)
 	VMOVDQU64   (SI), Z0
 	VMOVDQU64   64(SI), Z8
 	VPSRLW      $4, Z0, Z1
@@ -549,7 +552,7 @@ single:
 block:
 	// Ahead of the loads: the hardware prefetcher alone left decode
 	// waiting on memory (9.8 → 14.6 tok/s on one core, 1B q4).
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU64   (SI), Z0
 	VPSRLW      $4, Z0, Z1
 	VPANDD      Z31, Z0, Z0
@@ -614,8 +617,8 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ8SF32VNNI(SB), NOSPLIT, $32-96
+// func gemvQ8SF32VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
+TEXT ·gemvQ8SF32VNNI(SB), NOSPLIT, $32-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -624,6 +627,7 @@ TEXT ·gemvQ8SF32VNNI(SB), NOSPLIT, $32-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU32 (AX), Z27
 	VMOVDQU32 64(AX), Z30
@@ -710,8 +714,8 @@ ready:
 block:
 	// Ahead of the loads: the hardware prefetcher alone left decode
 	// waiting on memory (9.8 → 14.6 tok/s on one core, 1B q4).
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU64   (SI), Z0
 	VMOVDQU64   64(SI), Z1
 	VPXORD      Z2, Z2, Z2
@@ -774,8 +778,8 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ8SBF16VNNI(SB), NOSPLIT, $32-96
+// func gemvQ8SBF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
+TEXT ·gemvQ8SBF16VNNI(SB), NOSPLIT, $32-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -784,6 +788,7 @@ TEXT ·gemvQ8SBF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU32 (AX), Z27
 	VMOVDQU32 64(AX), Z30
@@ -874,8 +879,8 @@ ready:
 block:
 	// Ahead of the loads: the hardware prefetcher alone left decode
 	// waiting on memory (9.8 → 14.6 tok/s on one core, 1B q4).
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU64   (SI), Z0
 	VMOVDQU64   64(SI), Z1
 	VPXORD      Z2, Z2, Z2
@@ -938,8 +943,8 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·gemvQ8SF16VNNI(SB), NOSPLIT, $32-96
+// func gemvQ8SF16VNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
+TEXT ·gemvQ8SF16VNNI(SB), NOSPLIT, $32-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -948,6 +953,7 @@ TEXT ·gemvQ8SF16VNNI(SB), NOSPLIT, $32-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU32 (AX), Z27
 	VMOVDQU32 64(AX), Z30
@@ -1034,8 +1040,8 @@ ready:
 block:
 	// Ahead of the loads: the hardware prefetcher alone left decode
 	// waiting on memory (9.8 → 14.6 tok/s on one core, 1B q4).
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU64   (SI), Z0
 	VMOVDQU64   64(SI), Z1
 	VPXORD      Z2, Z2, Z2

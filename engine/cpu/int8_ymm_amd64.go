@@ -27,6 +27,7 @@ func ymmI8Kernels(name string, gemv [2][3]i8GemvAsm, gemm [2]gemmI8Asm, q6k gemm
 	ks.gemvQ8I8 = i8Gemv{8, gemv[1], &ymmIndex}.gemv
 	ks.quantI8 = quantI8YMM
 	ks.gemvBlocksI8 = blocksI8AVX2
+	ks.prefetches = true
 	ks.panelBlocksI8 = blockPanelsAVX2
 	ks.panelI8 = [2]panelI8{
 		i8PanelKernel{4, [3]panelAsm{panelQ4SF32AVX2, panelQ4SBF16AVX2, panelQ4SF16AVX2}, true, false}.panel,
@@ -71,40 +72,40 @@ var ymmIndex = func() (t [2][3][48]int32) {
 }()
 
 //go:noescape
-func gemvQ4SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ4SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ4SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ4SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ4SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ4SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ4SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
-func gemvQ8SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+func gemvQ8SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 
 //go:noescape
 func gemmI8AVXVNNI(tile *float32, wp *uint8, sp, bp *float32, xq *int8, dx, xs *float32, np, nt, chunks int)

@@ -19,7 +19,7 @@ DATA rows<>+48(SB)/8, $0x0000000d0000000c
 DATA rows<>+56(SB)/8, $0x0000000f0000000e
 GLOBL rows<>(SB), RODATA|NOPTR, $64
 
-// func gemvQ4SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ4SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
@@ -27,7 +27,7 @@ GLOBL rows<>(SB), RODATA|NOPTR, $64
 // blocks of 128 weights, two halves of 64 (idx: the chunk of
 // each lane of a half), then the chunks of the tail.
 // Registers: Y12 the nibble mask.
-TEXT ·gemvQ4SF32AVXVNNI(SB), NOSPLIT, $40-96
+TEXT ·gemvQ4SF32AVXVNNI(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -36,6 +36,7 @@ TEXT ·gemvQ4SF32AVXVNNI(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU (AX), Y2
 	VMOVDQU 32(AX), Y3
@@ -113,7 +114,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -187,7 +188,7 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ4SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ4SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
@@ -195,7 +196,7 @@ reduce:
 // blocks of 128 weights, two halves of 64 (idx: the chunk of
 // each lane of a half), then the chunks of the tail.
 // Registers: Y12 the nibble mask.
-TEXT ·gemvQ4SBF16AVXVNNI(SB), NOSPLIT, $40-96
+TEXT ·gemvQ4SBF16AVXVNNI(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -204,6 +205,7 @@ TEXT ·gemvQ4SBF16AVXVNNI(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU (AX), Y2
 	VMOVDQU 32(AX), Y3
@@ -287,7 +289,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -361,7 +363,7 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ4SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ4SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
@@ -369,7 +371,7 @@ reduce:
 // blocks of 128 weights, two halves of 64 (idx: the chunk of
 // each lane of a half), then the chunks of the tail.
 // Registers: Y12 the nibble mask.
-TEXT ·gemvQ4SF16AVXVNNI(SB), NOSPLIT, $40-96
+TEXT ·gemvQ4SF16AVXVNNI(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -378,6 +380,7 @@ TEXT ·gemvQ4SF16AVXVNNI(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU (AX), Y2
 	VMOVDQU 32(AX), Y3
@@ -459,7 +462,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -533,13 +536,13 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ8SF32AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
 // of them, the group of each), the last groups one chunk at a time; then
 // blocks of 128 weights, then the chunks of the tail.
-TEXT ·gemvQ8SF32AVXVNNI(SB), NOSPLIT, $40-96
+TEXT ·gemvQ8SF32AVXVNNI(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -548,6 +551,7 @@ TEXT ·gemvQ8SF32AVXVNNI(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	ADDQ $64, AX
 	MOVQ AX, perm-32(SP)
@@ -620,8 +624,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -694,13 +698,13 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ8SBF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
 // of them, the group of each), the last groups one chunk at a time; then
 // blocks of 128 weights, then the chunks of the tail.
-TEXT ·gemvQ8SBF16AVXVNNI(SB), NOSPLIT, $40-96
+TEXT ·gemvQ8SBF16AVXVNNI(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -709,6 +713,7 @@ TEXT ·gemvQ8SBF16AVXVNNI(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	ADDQ $64, AX
 	MOVQ AX, perm-32(SP)
@@ -787,8 +792,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -861,13 +866,13 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ8SF16AVXVNNI(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
 // of them, the group of each), the last groups one chunk at a time; then
 // blocks of 128 weights, then the chunks of the tail.
-TEXT ·gemvQ8SF16AVXVNNI(SB), NOSPLIT, $40-96
+TEXT ·gemvQ8SF16AVXVNNI(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -876,6 +881,7 @@ TEXT ·gemvQ8SF16AVXVNNI(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	ADDQ $64, AX
 	MOVQ AX, perm-32(SP)
@@ -952,8 +958,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -1026,7 +1032,7 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ4SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ4SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
@@ -1034,7 +1040,7 @@ reduce:
 // blocks of 128 weights, two halves of 64 (idx: the chunk of
 // each lane of a half), then the chunks of the tail.
 // Registers: Y12 the nibble mask, Y13 int16 ones, Y14 Dot's temporary.
-TEXT ·gemvQ4SF32MADD(SB), NOSPLIT, $40-96
+TEXT ·gemvQ4SF32MADD(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -1043,6 +1049,7 @@ TEXT ·gemvQ4SF32MADD(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU (AX), Y2
 	VMOVDQU 32(AX), Y3
@@ -1123,7 +1130,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -1209,7 +1216,7 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ4SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ4SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
@@ -1217,7 +1224,7 @@ reduce:
 // blocks of 128 weights, two halves of 64 (idx: the chunk of
 // each lane of a half), then the chunks of the tail.
 // Registers: Y12 the nibble mask, Y13 int16 ones, Y14 Dot's temporary.
-TEXT ·gemvQ4SBF16MADD(SB), NOSPLIT, $40-96
+TEXT ·gemvQ4SBF16MADD(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -1226,6 +1233,7 @@ TEXT ·gemvQ4SBF16MADD(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU (AX), Y2
 	VMOVDQU 32(AX), Y3
@@ -1312,7 +1320,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -1398,7 +1406,7 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ4SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ4SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
@@ -1406,7 +1414,7 @@ reduce:
 // blocks of 128 weights, two halves of 64 (idx: the chunk of
 // each lane of a half), then the chunks of the tail.
 // Registers: Y12 the nibble mask, Y13 int16 ones, Y14 Dot's temporary.
-TEXT ·gemvQ4SF16MADD(SB), NOSPLIT, $40-96
+TEXT ·gemvQ4SF16MADD(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -1415,6 +1423,7 @@ TEXT ·gemvQ4SF16MADD(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU (AX), Y2
 	VMOVDQU 32(AX), Y3
@@ -1499,7 +1508,7 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  8192(SI)
+	PREFETCHT1  0(SI)(R15*1)
 	VMOVDQU     (SI), Y0
 	VPSRLW      $4, Y0, Y1
 	VPAND       Y12, Y0, Y0
@@ -1585,14 +1594,14 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ8SF32MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
 // of them, the group of each), the last groups one chunk at a time; then
 // blocks of 128 weights, then the chunks of the tail.
 // Registers: Y12 the even bytes' mask, Y13 int16 ones, Y14 Dot's temporary.
-TEXT ·gemvQ8SF32MADD(SB), NOSPLIT, $40-96
+TEXT ·gemvQ8SF32MADD(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -1601,6 +1610,7 @@ TEXT ·gemvQ8SF32MADD(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	MOVL    $0x00ff00ff, DX
 	VMOVD   DX, X12
@@ -1679,8 +1689,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -1788,14 +1798,14 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ8SBF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
 // of them, the group of each), the last groups one chunk at a time; then
 // blocks of 128 weights, then the chunks of the tail.
 // Registers: Y12 the even bytes' mask, Y13 int16 ones, Y14 Dot's temporary.
-TEXT ·gemvQ8SBF16MADD(SB), NOSPLIT, $40-96
+TEXT ·gemvQ8SBF16MADD(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -1804,6 +1814,7 @@ TEXT ·gemvQ8SBF16MADD(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	MOVL    $0x00ff00ff, DX
 	VMOVD   DX, X12
@@ -1888,8 +1899,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8
@@ -1997,14 +2008,14 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func gemvQ8SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func gemvQ8SF16MADD(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
 // of them, the group of each), the last groups one chunk at a time; then
 // blocks of 128 weights, then the chunks of the tail.
 // Registers: Y12 the even bytes' mask, Y13 int16 ones, Y14 Dot's temporary.
-TEXT ·gemvQ8SF16MADD(SB), NOSPLIT, $40-96
+TEXT ·gemvQ8SF16MADD(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -2013,6 +2024,7 @@ TEXT ·gemvQ8SF16MADD(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	MOVL    $0x00ff00ff, DX
 	VMOVD   DX, X12
@@ -2095,8 +2107,8 @@ scaled:
 	TESTQ  R14, R14
 	JZ     tail
 block:
-	PREFETCHT1  16384(SI)
-	PREFETCHT1  16448(SI)
+	PREFETCHT1  0(SI)(R15*2)
+	PREFETCHT1  64(SI)(R15*2)
 	VMOVDQU      0(SI), Y0
 	VMOVDQU      0(AX), Y4
 	VPXOR        Y8, Y8, Y8

@@ -65,6 +65,9 @@ type kernelSet struct {
 	// gemvBlocksI8[blockI8Type(t)], where the set has it, is the int8
 	// gemv over GGUF blocks of type t (blocks_i8.go).
 	gemvBlocksI8 [blockI8Types]blockGemvI8
+	// prefetches says that the int8 gemv kernels prefetch their rows
+	// gemvAhead bytes ahead (ahead.go), a distance worth measuring.
+	prefetches bool
 	// panelBlocksI8, where the set has it, lays out whole panels of GGUF
 	// blocks for gemmI8 (blockMatrix.fillI8): in i8Panel.w, or for the
 	// amx set in tile order in i8Panel.a (i8Panel.tiled).

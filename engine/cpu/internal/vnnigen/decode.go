@@ -33,8 +33,8 @@ const preStep = `{{define "pre"}}	{{.Load (printf "(R8)(R14*%d)" .Size) "Z0" .KG
 	VFMADD231PS (R12)(AX*4), Z1, {{.KC}}, Z20{{end}}`
 
 const body = `
-// func {{.Func}}(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
-TEXT ·{{.Func}}(SB), NOSPLIT, $32-96
+// func {{.Func}}(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
+TEXT ·{{.Func}}(SB), NOSPLIT, $32-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -43,6 +43,7 @@ TEXT ·{{.Func}}(SB), NOSPLIT, $32-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 	VMOVDQU32 (AX), Z27
 	VMOVDQU32 64(AX), Z30

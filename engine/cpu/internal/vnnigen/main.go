@@ -139,21 +139,18 @@ func main() {
 	}
 }
 
-// prefetchHint and prefetchAhead are how the decode kernels ask for the
-// weights ahead of their loads: into L2 (PREFETCHT1), 8 KiB of q4 codes
-// ahead (q8 twice as far, the same number of weights), instead of into L1
-// at 2 KiB as first written: the whole 1B q4 model decoded 12 % faster on
-// one thread and 6 % on two, while 16 KiB lost at two threads, whose
-// pieces of rows are short enough that the prefetches run past their end
-// (docs/RATIONALE.md, "Prefetch", has the commands).
-const (
-	prefetchHint  = "PREFETCHT1"
-	prefetchAhead = 8192
-)
+// prefetchHint is how the decode kernels ask for the weights ahead of
+// their loads: into L2 (PREFETCHT1) rather than into L1, as first
+// written: the whole 1B q4 model decoded 12 % faster on one thread and 6 %
+// on two (docs/RATIONALE.md, "Prefetch", has the commands). How far ahead
+// is the argument ahead (R15), bytes of q4 codes (q8 twice as far, the
+// same number of weights), which the backend chooses at run time
+// (ahead.go).
+const prefetchHint = "PREFETCHT1"
 
 var funcs = template.FuncMap{
 	"prefetch": func(bits, off int) string {
-		return fmt.Sprintf("%s  %d(SI)", prefetchHint, prefetchAhead*bits/4+off)
+		return fmt.Sprintf("%s  %d(SI)(R15*%d)", prefetchHint, off, bits/4)
 	},
 	"mul4":   func(i int) int { return 4 * i },
 	"mul2":   func(i int) int { return 2 * i },

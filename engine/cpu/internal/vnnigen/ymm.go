@@ -132,7 +132,7 @@ GLOBL rows<>(SB), RODATA|NOPTR, $64
 `
 
 const ymmGemv = `
-// func {{.Func}}(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift int)
+// func {{.Func}}(out *float32, w *uint32, scales, biases unsafe.Pointer, xq *int8, dx, xsum, f *float32, idx *int32, rows, cols, gshift, ahead int)
 //
 // As the AVX-512 gemv, eight lanes wide: per row, f[c] = scale·dx[c] and
 // β = Σ bias·xsum[c] eight groups at a time (idx+64: for each eight chunks
@@ -144,7 +144,7 @@ const ymmGemv = `
 {{- else if .Split}}
 // Registers: Y12 the even bytes' mask, Y13 int16 ones, Y14 Dot's temporary.
 {{- end}}
-TEXT ·{{.Func}}(SB), NOSPLIT, $40-96
+TEXT ·{{.Func}}(SB), NOSPLIT, $40-104
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ scales+16(FP), R8
@@ -153,6 +153,7 @@ TEXT ·{{.Func}}(SB), NOSPLIT, $40-96
 	MOVQ dx+40(FP), R11
 	MOVQ xsum+48(FP), R12
 	MOVQ f+56(FP), R13
+	MOVQ ahead+96(FP), R15
 	MOVQ idx+64(FP), AX
 {{- if eq .Bits 4}}
 	VMOVDQU (AX), Y2
