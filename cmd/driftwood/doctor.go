@@ -47,6 +47,9 @@ func cmdDoctor(ctx context.Context, args []string, out, errOut io.Writer) error 
 		fmt.Fprintf(out, "cpu prompt batch: %d tokens through the model at once (the kernel set's)\n", n)
 	}
 	fmt.Fprintf(out, "cpu prefetch: %s\n", prefetchLine())
+	if f := cpu.DefaultQ4Form(); f != "" {
+		fmt.Fprintf(out, "cpu Q4_0 and Q4_1 decode kernels: %s\n", f)
+	}
 	fmt.Fprintf(out, "looked for libmlxc in: %s\n", strings.Join(mlxbridge.Candidates(*mlxLib), ", "))
 	lib, err := mlxbridge.Load(*mlxLib)
 	if err != nil {

@@ -15,8 +15,8 @@ var (
 		asmBlockGemv(gemvQ6_KI8AVX2, gguf.Q6_K),
 	}
 	blocksI8VNNI = [blockI8Types]blockGemvI8{
-		asmBlockGemv(gemvQ4_0I8VNNI, gguf.Q4_0),
-		asmBlockGemv(gemvQ4_1I8VNNI, gguf.Q4_1),
+		q4Gemv(gemvQ4_0I8VNNI, gemvQ4_0I8VNNIR, gguf.Q4_0),
+		q4Gemv(gemvQ4_1I8VNNI, gemvQ4_1I8VNNIR, gguf.Q4_1),
 		asmBlockGemv(gemvQ8_0I8VNNI, gguf.Q8_0),
 		asmKGemv(gemvQ4_KI8VNNI, gguf.Q4_K),
 		asmKGemv(gemvQ5_KI8VNNI, gguf.Q5_K),
@@ -90,6 +90,12 @@ func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsu
 
 //go:noescape
 func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+
+//go:noescape
+func gemvQ4_0I8VNNIR(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+
+//go:noescape
+func gemvQ4_1I8VNNIR(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 
 //go:noescape
 func gemvQ8_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)

@@ -117,14 +117,14 @@
 	VBROADCASTSS sc-(32-4*i)(SP), Y4 \
 	VFMADD231PS Y4, Y6, acc
 
-// The AVX-512 kernels of the 32-blocks keep the eight d·dx in Y18
-// instead of the frame and pick block i's with VPERMPS by the index in
-// Y20+i (IDX8 sets them) rather than a 32-byte store to the frame read
-// back four bytes at a time: on an AMD EPYC (Zen 4) that made the
+// The register form of the AVX-512 Q4 kernels keeps the eight d·dx in
+// Y18 instead of the frame and picks block i's with VPERMPS by the index
+// in Y20+i (IDX8 sets them) rather than a 32-byte store to the frame
+// read back four bytes at a time: on an AMD EPYC (Zen 4) that made the
 // k-quant kernels of the time 20 % faster on a 2048×2048 decode product
 // (Q4_K 177 -> 142 µs, Q6_K 240 -> 191 µs), before they folded their
-// scales (below). The 256-bit sets have too few registers, and keep the
-// frame.
+// scales (below); on an Intel AMX VM it made Q4_0's 25 % slower (102 ->
+// 127 µs). The 256-bit sets have too few registers, and keep the frame.
 #define BLOCKR(i, LOAD, DOT, acc, idx) \
 	LOAD(i) \
 	DOT(i) \
@@ -333,14 +333,29 @@ TEXT ·gemvQ8_0I8AVX2(SB), NOSPLIT, $32-72
 // instruction for VPMADDUBSW and VPMADDWD, which does not saturate:
 // Q8_0's codes go unsigned, 128 added, and −128d·xsum takes it off.
 
+// Q4_0 and Q4_1 have two forms, which give the same bits and differ in
+// where a block's d·dx comes from: the frame (VBROADCASTSS, a load), or
+// Y18 by VPERMPS (IDX8's index, port 5 on Intel's cores). Which is
+// faster depends on the CPU, and a probe chooses (blocks_q4_amd64.go).
+
 // func gemvQ4_0I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
 TEXT ·gemvQ4_0I8VNNI(SB), NOSPLIT, $32-72
+	ARGS(-8)
+	ROWS(18, LOADQ40, VNNI, BIAS8D, BIAS1D, PF8Q4, PF1Q4, SCALES8, KBLOCKS)
+
+// func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_1I8VNNI(SB), NOSPLIT, $32-72
+	ARGS(0)
+	ROWS(20, LOADQ41, VNNI, BIAS8M, BIAS1M, PF8Q4, PF1Q4, SCALES8, KBLOCKS)
+
+// func gemvQ4_0I8VNNIR(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_0I8VNNIR(SB), NOSPLIT, $32-72
 	ARGS(-8)
 	IDX8
 	ROWS(18, LOADQ40, VNNI, BIAS8D, BIAS1D, PF8Q4, PF1Q4, SCALES8R, BLOCKS8R)
 
-// func gemvQ4_1I8VNNI(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
-TEXT ·gemvQ4_1I8VNNI(SB), NOSPLIT, $32-72
+// func gemvQ4_1I8VNNIR(out *float32, w *byte, rows, rowBytes int, xq *int8, dx, xsum *float32, blocks, ahead int)
+TEXT ·gemvQ4_1I8VNNIR(SB), NOSPLIT, $32-72
 	ARGS(0)
 	IDX8
 	ROWS(20, LOADQ41, VNNI, BIAS8M, BIAS1M, PF8Q4, PF1Q4, SCALES8R, BLOCKS8R)

@@ -18,6 +18,7 @@ var avx512VNNIKernels = func() kernelSet {
 	ks.quantK = quantK
 	ks.gemvBlocksI8 = blocksI8VNNI
 	ks.prefetches = true
+	ks.q4Form = q4Form
 	ks.panelBlocksI8 = blockPanelsVNNI
 	ks.panelI8 = [2]panelI8{
 		i8PanelKernel{4, [3]panelAsm{panelQ4SF32VNNI, panelQ4SBF16VNNI, panelQ4SF16VNNI}, false, false}.panel,

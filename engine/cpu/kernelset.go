@@ -68,6 +68,9 @@ type kernelSet struct {
 	// prefetches says that the int8 gemv kernels prefetch their rows
 	// gemvAhead bytes ahead (ahead.go), a distance worth measuring.
 	prefetches bool
+	// q4Form, where the set's Q4_0 and Q4_1 kernels have two forms,
+	// probes them and says which it chose and why (blocks_q4_amd64.go).
+	q4Form func() string
 	// panelBlocksI8, where the set has it, lays out whole panels of GGUF
 	// blocks for gemmI8 (blockMatrix.fillI8): in i8Panel.w, or for the
 	// amx set in tile order in i8Panel.a (i8Panel.tiled).
@@ -179,6 +182,16 @@ func DefaultBatch() (int, error) {
 		return 0, err
 	}
 	return ks.maxBatch(), nil
+}
+
+// DefaultQ4Form says which form of the Q4_0 and Q4_1 decode kernels the
+// default kernel set chose by its probe, "" where they have one form
+// (for doctor).
+func DefaultQ4Form() string {
+	if ks, err := chooseKernels(""); err == nil && ks.q4Form != nil {
+		return ks.q4Form()
+	}
+	return ""
 }
 
 var goKernels = kernelSet{
