@@ -216,7 +216,7 @@ run_driftwood() { # type prompt threads load
 	driftwood bench --model "$(dw_model "$1")" --threads "$3" --kv-type "$KV_TYPE" \
 		--prompt-tokens "$2" --gen-tokens "$GEN" --runs 1 --json 2>>"$log" |
 		jq -c --arg t "$1" --argjson p "$2" --argjson load "$4" --argjson bytes "$(weight_bytes "$1")" \
-			'{engine: "driftwood", type: $t, prompt: $p, threads: .threads, load: $load, bytes: $bytes, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib, kernels: (.kernels // null)}' >>"$results"
+			'{engine: "driftwood", type: $t, prompt: $p, threads: .threads, load: $load, bytes: $bytes, prefill: .prefill_tok_per_s, decode: .decode_tok_per_s, rss: .peak_rss_mib, kernels: (.kernels // null), prefetch: (.prefetch_ahead // null)}' >>"$results"
 }
 run_llamacpp() { # type prompt threads load
 	"$WORK/llamacpp_bench" "$WORK/1b-$(gguf_type "$1").gguf" "$2" "$GEN" "$3" "$bins" "$FLASH" 2>>"$log" |
@@ -299,8 +299,11 @@ jq -rs --arg env "$DRIFTWOOD_ENV" --arg gen "$GEN" --arg flash "$FLASH" --arg kv
 	def median: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
 	(map(select(.engine == "driftwood")) | map(.kernels // empty) | unique | join(", ")) as $k |
 	(map(select(.engine == "llama.cpp")) | map(.system_info // empty) | first // "unknown") as $si |
+	(map(select(.engine == "driftwood" and .prefetch != null)) | group_by([.type, .threads]) |
+		map("\(.[0].type) \(.[0].threads)T \(map(.prefetch / 1024) | unique | map(tostring) | join("/")) KiB") | join(", ")) as $pf |
 	"Driftwood kernels: \(if $k == "" then "unknown" else $k end), \($kv) KV cache" +
 		(if $env == "" then "" else "  (environment: \($env))" end),
+	"Driftwood prefetch distances (measured on the first decode steps, ahead.go): \(if $pf == "" then "unknown" else $pf end)",
 	"llama.cpp (node-llama-cpp 3.21.1 prebuilt, CPU backend picked by ggml, f16 KV cache, flash attention \($flash)): \($si | sub(" \\| $"; ""))",
 	"Llama-3.2-1B shape, the same random weights in both engines, decode \($gen) tokens, median of \(map(select(.engine == "driftwood")) | group_by([.type, .prompt, .threads, .load]) | map(length) | min) alternating runs (tok/s)" +
 		(if any(.load == 1) then "; \"+busy\": a busy loop pinned to the last CPU throughout" else "" end),
