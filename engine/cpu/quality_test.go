@@ -1,7 +1,10 @@
 package cpu
 
 import (
+	"bufio"
 	"compress/gzip"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -31,6 +34,10 @@ import (
 // $DRIFTWOOD_QUALITY_TEXT (default: testdata/quality-text.md.gz, the
 // repository's README as it was at 3327a51, kept so that the figures can
 // be measured again), the first $DRIFTWOOD_QUALITY_TOKENS tokens (1024).
+// With $DRIFTWOOD_QUALITY_DUMP=PREFIX it also writes the tokens to
+// PREFIX.ids (int32) and the float path's logits after each to
+// PREFIX.logits (float32 rows), little-endian, for bench/llamacpp_kld.c
+// to measure llama.cpp's distributions against.
 //
 //	DRIFTWOOD_QUALITY_MODEL=DIR_OR_GGUF go test -run '^$' -bench Int8Quality -benchtime 1x ./engine/cpu/
 func BenchmarkInt8Quality(b *testing.B) {
@@ -81,11 +88,13 @@ func BenchmarkInt8Quality(b *testing.B) {
 	pf, pi, ph := make([]float32, vocab), make([]float32, vocab), make([]float32, vocab)
 	var kld, kldH, entropy float64
 	agree, agreeH, positions := 0, 0, 0
+	dump := qualityDump(b, os.Getenv("DRIFTWOOD_QUALITY_DUMP"), ids)
 	for b.Loop() {
 		for _, id := range ids {
 			if err := fb.Forward(fc, []int32{id}, pf); err != nil {
 				b.Fatal(err)
 			}
+			dump(pf)
 			if err := ib.Forward(ic, []int32{id}, pi); err != nil {
 				b.Fatal(err)
 			}
@@ -112,6 +121,37 @@ func BenchmarkInt8Quality(b *testing.B) {
 	b.ReportMetric(kldH/float64(positions), "KLD-ref")
 	b.ReportMetric(100*float64(agreeH)/float64(positions), "top1%-ref")
 	b.ReportMetric(entropy/float64(positions), "entropy-nats")
+}
+
+// qualityDump writes ids to prefix.ids and returns a function that adds
+// a row of logits to prefix.logits, closed with the benchmark; with
+// prefix "" it writes nothing.
+func qualityDump(b *testing.B, prefix string, ids []int32) func([]float32) {
+	if prefix == "" {
+		return func([]float32) {}
+	}
+	var buf []byte
+	for _, id := range ids {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(id))
+	}
+	if err := os.WriteFile(prefix+".ids", buf, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(prefix + ".logits")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	b.Cleanup(func() {
+		if err := errors.Join(w.Flush(), f.Close()); err != nil {
+			b.Error(err)
+		}
+	})
+	return func(logits []float32) {
+		if err := binary.Write(w, binary.LittleEndian, logits); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // roundedInputs is ks with its affine gemvs rounding their input as ref
