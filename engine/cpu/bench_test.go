@@ -178,7 +178,7 @@ func BenchmarkAffineMatmul(b *testing.B) {
 					m.ks = &ks
 					var in input
 					for range b.N {
-						in.prepare(m.ks, &buf, x, c.n, c.cols, m.layout())
+						in.prepare(m.ks, &buf, x, c.n, c.cols, m.layout(), nil, nil)
 						if c.n == 1 {
 							m.gemv(out, &in, 0, c.rows, s)
 						} else {
@@ -207,7 +207,7 @@ func BenchmarkBlockGemv(b *testing.B) {
 				m.ks = &ks
 				var in input
 				for range b.N {
-					in.prepare(m.ks, &buf, x, 1, cols, m.layout())
+					in.prepare(m.ks, &buf, x, 1, cols, m.layout(), nil, nil)
 					m.gemv(out, &in, 0, rows, s)
 				}
 			})

@@ -127,7 +127,7 @@ func mulAll(ks *kernelSet, m matrix, x []float32, n int) []float32 {
 	rows, cols := m.dims()
 	buf := newInputBuf(cols, n)
 	var in input
-	in.prepare(ks, &buf, x, n, cols, m.layout())
+	in.prepare(ks, &buf, x, n, cols, m.layout(), nil, nil)
 	out := make([]float32, n*rows)
 	s := newScratch(cols, n)
 	if n == 1 {

@@ -48,6 +48,8 @@ type inputBuf struct {
 	res   *inputBuf
 	resIn input
 	rx    []float32
+	// job is prepareI8Batch's on the pool.
+	job quantJob
 }
 
 func newInputBuf(cols, batch int) inputBuf {
@@ -68,8 +70,9 @@ func newInputBuf(cols, batch int) inputBuf {
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // prepare fills in with n inputs x (n, cols) in the form lay asks for, on
-// the kernel set ks.
-func (in *input) prepare(ks *kernelSet, buf *inputBuf, x []float32, n, cols int, lay layout) {
+// the kernel set ks; an int8 batch is quantised on the pool p, with its
+// workers' scratch scr, where p is not nil (prepareI8Batch).
+func (in *input) prepare(ks *kernelSet, buf *inputBuf, x []float32, n, cols int, lay layout, p *pool, scr []*scratch) {
 	*in = input{lay: lay, n: n}
 	x = x[:n*cols]
 	if n == 1 && lay.int8 {
@@ -87,7 +90,7 @@ func (in *input) prepare(ks *kernelSet, buf *inputBuf, x []float32, n, cols int,
 		return
 	}
 	if lay.int8 && !lay.floatBatch {
-		in.prepareI8Batch(ks, buf, x, n, cols)
+		in.prepareI8Batch(ks, buf, x, n, cols, p, scr)
 		return
 	}
 	if n == 1 {
@@ -164,6 +167,10 @@ type scratch struct {
 	sum    []float32 // and the sum of its weights
 	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
 	res    []float32 // int8x2: the second pass's rows (gemvTwice)
+	// xq, dx and xs hold one input of a batch on its way to the
+	// transposed batch (prepareI8Batch).
+	xq     []int8
+	dx, xs []float32
 }
 
 func newScratch(cols, batch int) *scratch {
@@ -173,6 +180,9 @@ func newScratch(cols, batch int) *scratch {
 		tile:  make([]float32, 16*roundUp(batch, 16)),
 		f:     make([]float32, cols/32+16),
 		i8:    newI8Panel(cols),
+		xq:    make([]int8, cols),
+		dx:    make([]float32, cols/32),
+		xs:    make([]float32, cols/32),
 	}
 }
 

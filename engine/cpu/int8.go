@@ -183,9 +183,11 @@ func panelI8Go(p *i8Panel, w []uint32, scales, biases halfVec, rows, cols, group
 // dxT, xsT each chunk's step and sum of each input, (cols/32, np); with
 // lay.halves, hsT −32·the sum of each sixteen of an input's int8s,
 // (cols/16, np), what Q6_K's codes moved up by 32 add (gemmQ6KVNNI);
-// inputs from n to np are zero. buf's single-input buffers hold one input
-// on the way.
-func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, cols int) {
+// inputs from n to np are zero. With a pool p the inputs are shared out
+// among its workers sixteen at a time (a cache line of each transposed
+// row), each quantising into its own scratch in scr; without one, buf's
+// single-input buffers hold one input on the way.
+func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, cols int, p *pool, scr []*scratch) {
 	np, chunks := roundUp(n, 16), cols/int8Block
 	in.np = np
 	in.xqT, in.dxT, in.xsT = buf.xqT[:cols*np], buf.dxT[:chunks*np], buf.xsT[:chunks*np]
@@ -198,15 +200,49 @@ func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, co
 	if in.lay.nibbles {
 		order = i8Nibbles
 	}
+	buf.job = quantJob{in: in, ks: ks, buf: buf, x: x, n: n, cols: cols, halves: halves, order: order, scr: scr}
+	if p == nil {
+		buf.job.inputs(0, np, buf.xq[:cols], buf.dx[:chunks], buf.xsum[:chunks])
+	} else {
+		p.parallel(&buf.job, np, 16)
+	}
+	if r := buf.res; r != nil {
+		buf.resIn = input{lay: in.lay, n: n}
+		buf.resIn.prepareI8Batch(ks, r, buf.rx[:n*cols], n, cols, p, scr)
+		in.res = &buf.resIn
+	}
+}
+
+// quantJob is prepareI8Batch's work on the inputs, for the pool.
+type quantJob struct {
+	in      *input
+	ks      *kernelSet
+	buf     *inputBuf
+	x       []float32
+	n, cols int
+	halves  int
+	order   i8Order
+	scr     []*scratch
+}
+
+func (j *quantJob) run(lo, hi, worker int) {
+	s, chunks := j.scr[worker], j.cols/int8Block
+	j.inputs(lo, hi, s.xq[:j.cols], s.dx[:chunks], s.xs[:chunks])
+}
+
+// inputs quantises inputs [lo, hi) into their places in the transposed
+// batch, one at a time through xq, dx and xs.
+func (j *quantJob) inputs(lo, hi int, xq []int8, dx, xs []float32) {
+	in, cols, np := j.in, j.cols, j.in.np
 	q32 := unsafe.Slice((*uint32)(unsafe.Pointer(&in.xqT[0])), cols/4*np)
-	xq, dx, xs := buf.xq[:cols], buf.dx[:chunks], buf.xsum[:chunks]
 	row := unsafe.Slice((*uint32)(unsafe.Pointer(&xq[0])), cols/4)
-	for t := range np {
-		if t < n {
-			ks.quantI8(xq, dx, xs, x[t*cols:(t+1)*cols], order)
-			quantSums(xs, dx, xq, order)
-			if buf.res != nil {
-				roundingError(buf.rx[t*cols:(t+1)*cols], x[t*cols:(t+1)*cols], xq, dx, order)
+	for t := lo; t < hi; t++ {
+		if t < j.n {
+			x := j.x[t*cols : (t+1)*cols]
+			j.ks.quantI8(xq, dx, xs, x, j.order)
+			quantSums(xs, dx, xq, j.order)
+			if j.buf.res != nil {
+				roundingError(j.buf.rx[t*cols:(t+1)*cols], x, xq, dx, j.order)
 			}
 		} else {
 			clear(xq)
@@ -216,17 +252,12 @@ func (in *input) prepareI8Batch(ks *kernelSet, buf *inputBuf, x []float32, n, co
 		for k, v := range row {
 			q32[k*np+t] = v
 		}
-		for c := range chunks {
+		for c := range dx {
 			in.dxT[c*np+t], in.xsT[c*np+t] = dx[c], xs[c]
 		}
-		for h := range halves {
+		for h := range j.halves {
 			in.hsT[h*np+t] = -32 * sum16(xq[16*h:])
 		}
-	}
-	if r := buf.res; r != nil {
-		buf.resIn = input{lay: in.lay, n: n}
-		buf.resIn.prepareI8Batch(ks, r, buf.rx[:n*cols], n, cols)
-		in.res = &buf.resIn
 	}
 }
 

@@ -114,7 +114,7 @@ func (b *Backend) matmul(x []float32, n int, parts ...part) {
 			k++
 		}
 		if k == i {
-			st.ins[i].prepare(b.ks, &st.inBufs[i], x, n, cols, lay)
+			st.ins[i].prepare(b.ks, &st.inBufs[i], x, n, cols, lay, b.pool, st.scr)
 		}
 		b.mm.ins[i] = &st.ins[k]
 	}
