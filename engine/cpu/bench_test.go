@@ -227,7 +227,7 @@ func BenchmarkAttention(b *testing.B) {
 		c := newCache(nil, typ, 1, kvHeads, hd, n)
 		c.reserve(n)
 		kv := randF32(rng, n*kvHeads*hd)
-		c.store(0, 0, n, kv, randF32(rng, n*kvHeads*hd))
+		c.store(&goKernels, 0, 0, n, kv, randF32(rng, n*kvHeads*hd))
 		c.n = n
 		for _, per := range []int{1, heads / kvHeads} {
 			s := newScratch(heads*hd, 1)
@@ -256,7 +256,7 @@ func BenchmarkAttentionDeep(b *testing.B) {
 		c.reserve(n)
 		kv := randF32(rng, n*kvHeads*hd)
 		for l := range layers {
-			c.store(l, 0, n, kv, kv)
+			c.store(&goKernels, l, 0, n, kv, kv)
 		}
 		c.n = n
 		per := heads / kvHeads

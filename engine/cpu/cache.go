@@ -155,28 +155,25 @@ func (c *cache) reserve(n int) [][]byte {
 
 // store writes the keys and values of n tokens, each (kv_heads, head_dim),
 // at positions [p, p+n) of a layer, rounding them to the cache's type.
-func (c *cache) store(layer, p, n int, k, v []float32) {
+func (c *cache) store(ks *kernelSet, layer, p, n int, k, v []float32) {
 	hd := c.headDim
 	for b := 0; b < n; b++ {
 		for h := 0; h < c.kvHeads; h++ {
 			src := b*c.kvDim() + h*hd
 			blk, off := c.at(h, p+b)
-			c.k[layer].put(c.typ, blk, off, k[src:src+hd])
-			c.v[layer].put(c.typ, blk, off, v[src:src+hd])
+			c.k[layer].put(ks, c.typ, blk, off, k[src:src+hd])
+			c.v[layer].put(ks, c.typ, blk, off, v[src:src+hd])
 		}
 	}
 }
 
-// put writes x at element off of block blk in type typ.
-func (pl *plane) put(typ engine.KVType, blk, off int, x []float32) {
+// put writes x at element off of block blk in type typ, on ks's kernels.
+func (pl *plane) put(ks *kernelSet, typ engine.KVType, blk, off int, x []float32) {
 	switch typ {
 	case engine.KVF32:
 		copy(pl.f[blk][off:], x)
 	case engine.KVF16:
-		dst := pl.h[blk][off : off+len(x)]
-		for i, v := range x {
-			dst[i] = half.F32ToF16(v)
-		}
+		ks.narrowF16(pl.h[blk][off:off+len(x)], x)
 	case engine.KVBF16:
 		dst := pl.h[blk][off : off+len(x)]
 		for i, v := range x {

@@ -213,6 +213,41 @@ TEXT ·widenF16AVX2(SB), NOSPLIT, $0-24
 	MOVQ n+16(FP), CX
 	WIDEN(F16X8, F16X1)
 
+// func narrowF16AVX2(dst *uint16, src *float32, n int)
+//
+// F16C's VCVTPS2PH with rounding 0 (to nearest, ties to even, whatever
+// MXCSR says) rounds as half.F32ToF16 does, subnormal halves and ±Inf
+// beyond the largest included; a NaN stays a NaN (with its payload's
+// top bits, where half.F32ToF16 gives 0x7e00).
+TEXT ·narrowF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+narrow8:
+	CMPQ CX, $8
+	JLT  narrow1
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VMOVDQU X1, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	SUBQ $8, CX
+	JMP  narrow8
+narrow1:
+	TESTQ CX, CX
+	JZ   narrowed
+	VMOVSS (SI), X0
+	VCVTPS2PH $0, X0, X1
+	VMOVD X1, AX
+	MOVW AX, (DI)
+	ADDQ $4, SI
+	ADDQ $2, DI
+	DECQ CX
+	JMP  narrow1
+narrowed:
+	VZEROUPPER
+	RET
+
 // func gemvTAVX2(out, w, a *float32, rows, cols int)
 //
 // out[d] += Σ_t a[t]·w[t·cols+d]: for each 32 columns (then 8, then 1)

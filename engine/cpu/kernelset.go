@@ -99,9 +99,11 @@ type kernelSet struct {
 	// largest x[i] (len(x) > 0).
 	expSum func(x []float32, m float32) float32
 	maxF32 func(x []float32) float32
-	// widenBF16 and widenF16 convert src to dst[:len(src)].
+	// widenBF16 and widenF16 convert src to dst[:len(src)], and
+	// narrowF16 back, rounding as half.F32ToF16 (the KV cache's f16).
 	widenBF16 func(dst []float32, src []uint16)
 	widenF16  func(dst []float32, src []uint16)
+	narrowF16 func(dst []uint16, src []float32)
 	// dequantQ4 and dequantQ8 expand rows of MLX affine weights to
 	// scale·q + bias, q4 in nibble order: for rows r < n of kw weights,
 	// row r's codes start at w[r·wstride] and its scales and biases at
@@ -211,6 +213,7 @@ var goKernels = kernelSet{
 	maxF32:    maxGo,
 	widenBF16: widenBF16Go,
 	widenF16:  widenF16Go,
+	narrowF16: narrowF16Go,
 	dequantQ4: dequantQ4Go,
 	dequantQ8: dequantQ8Go,
 	gemm4:     gemm4Go,
@@ -376,6 +379,13 @@ func widenF16Go(dst []float32, src []uint16) {
 	dst, tab := dst[:len(src)], f16Table()
 	for i, h := range src {
 		dst[i] = tab[h]
+	}
+}
+
+func narrowF16Go(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = half.F32ToF16(v)
 	}
 }
 

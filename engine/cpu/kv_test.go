@@ -20,7 +20,7 @@ func TestAttention4(t *testing.T) {
 			const kvHeads, block, stride = 2, 40, 50
 			c := newCache(nil, typ, 1, kvHeads, hd, block)
 			c.reserve(block)
-			c.store(0, 0, block, randF32(rng, block*kvHeads*hd), randF32(rng, block*kvHeads*hd))
+			c.store(&goKernels, 0, 0, block, randF32(rng, block*kvHeads*hd), randF32(rng, block*kvHeads*hd))
 			q := randF32(rng, 4*hd)
 			a := randF32(rng, 4*stride)
 			blk, off := c.at(1, 3) // kv head 1 from position 3
@@ -61,7 +61,7 @@ func TestAttentionSlices(t *testing.T) {
 	for _, typ := range engine.KVTypes {
 		c := newCache(nil, typ, 1, kvHeads, hd, n)
 		c.reserve(n)
-		c.store(0, 0, n, randF32(rng, n*kvHeads*hd), randF32(rng, n*kvHeads*hd))
+		c.store(&goKernels, 0, 0, n, randF32(rng, n*kvHeads*hd), randF32(rng, n*kvHeads*hd))
 		c.n = n
 		q := randF32(rng, heads*hd)
 		job := func(slices int) []float32 {

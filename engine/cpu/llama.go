@@ -209,7 +209,7 @@ func (b *Backend) attention(c *cache, l int, L *layer, n, p0 int) {
 		rope(k, hd, cos, sin)
 	}
 	// the cache
-	c.store(l, p0, n, st.k, st.v)
+	c.store(b.ks, l, p0, n, st.k, st.v)
 	// softmax(q·kᵀ/√d)·v per head
 	b.att = attnJob{ks: b.ks, c: c, layer: l, p0: p0, n: n, heads: cfg.NumAttentionHeads,
 		group: cfg.NumAttentionHeads / cfg.NumKeyValueHeads, per: st.attnPer, tpi: attnTokens(st.attnPer), hd: hd,

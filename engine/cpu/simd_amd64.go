@@ -84,6 +84,12 @@ var avx2Kernels = kernelSet{
 	},
 	widenBF16: asmWiden(widenBF16AVX2),
 	widenF16:  asmWiden(widenF16AVX2),
+	narrowF16: func(dst []uint16, src []float32) {
+		if len(src) > 0 {
+			_ = dst[len(src)-1]
+			narrowF16AVX2(&dst[0], &src[0], len(src))
+		}
+	},
 	dequantQ4: affineDequant{4, [3]dequantAsm{dequantQ4SF32AVX2, dequantQ4SBF16AVX2, dequantQ4SF16AVX2}}.dequant,
 	dequantQ8: affineDequant{8, [3]dequantAsm{dequantQ8SF32AVX2, dequantQ8SBF16AVX2, dequantQ8SF16AVX2}}.dequant,
 	gemm4:     asmGemm4(gemm4AVX2),
@@ -231,6 +237,9 @@ func widenBF16AVX2(dst *float32, src *uint16, n int)
 
 //go:noescape
 func widenF16AVX2(dst *float32, src *uint16, n int)
+
+//go:noescape
+func narrowF16AVX2(dst *uint16, src *float32, n int)
 
 //go:noescape
 func gemvQ4SF32AVX2(out *float32, w *uint32, scales, biases unsafe.Pointer, x, xsum *float32, rows, cols, group int)

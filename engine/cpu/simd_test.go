@@ -233,3 +233,33 @@ func testQ8Kernels(t *testing.T, rng *rand.Rand, ks kernelSet, rows, cols int) {
 	goKernels.gemvT(t2, w, a)
 	agree(t, fmt.Sprint("gemvTQ8_0 ", rows, "×", cols), t1, t2, rows)
 }
+
+// TestNarrowF16 holds every set's narrowF16 to half.F32ToF16 bit for bit
+// (a NaN only to being a NaN) over random bit patterns, which cover
+// subnormal halves, overflow and NaNs, and over the roundings' ties,
+// at every length up to 17 (the kernels' tails).
+func TestNarrowF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = math.Float32frombits(rng.Uint32())
+	}
+	// Halfway between two halves (normal and subnormal) and around the
+	// largest.
+	for i, b := range []uint32{0x3f801000, 0x3f803000, 0x33800000, 0x33c00000, 0x387fe000, 0x477fe000, 0x477ff000, 0x477fefff, 0x80000000, 0x7f800000, 0xff800000} {
+		x[i] = math.Float32frombits(b)
+	}
+	for _, ks := range kernelSets {
+		for _, n := range append([]int{len(x)}, 1, 2, 7, 8, 9, 15, 16, 17) {
+			got := make([]uint16, n)
+			ks.narrowF16(got, x[:n])
+			for i, h := range got {
+				want := half.F32ToF16(x[i])
+				isNaN := func(h uint16) bool { return h&0x7c00 == 0x7c00 && h&0x3ff != 0 }
+				if h != want && !(isNaN(h) && isNaN(want)) {
+					t.Fatalf("%s, %d values: %#08x -> %#04x, want %#04x", ks.name, n, math.Float32bits(x[i]), h, want)
+				}
+			}
+		}
+	}
+}
