@@ -83,6 +83,7 @@ type Backend struct {
 	st        state
 	mm        matmulJob
 	att       attnJob
+	rj        rowsJob
 }
 
 var _ engine.Backend = (*Backend)(nil)

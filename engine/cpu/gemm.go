@@ -171,6 +171,7 @@ type scratch struct {
 	// transposed batch (prepareI8Batch).
 	xq     []int8
 	dx, xs []float32
+	head   []float32 // one attention head reordered (unpermuteHeads)
 }
 
 func newScratch(cols, batch int) *scratch {
