@@ -55,9 +55,9 @@ type inputBuf struct {
 func newInputBuf(cols, batch int) inputBuf {
 	return inputBuf{
 		x:    make([]float32, cols),
-		xsum: make([]float32, cols/32),
-		dx:   make([]float32, cols/32),
-		xq:   make([]int8, cols),
+		xsum: make([]float32, 16*cols/32), // room for sixteen inputs (quantJob)
+		dx:   make([]float32, 16*cols/32),
+		xq:   make([]int8, 16*cols),
 		bs:   make([]int16, cols/16),
 		xT:   make([]float32, cols*roundUp(batch, 16)),
 		xqT:  make([]int8, cols*roundUp(batch, 16)),
@@ -167,7 +167,7 @@ type scratch struct {
 	sum    []float32 // and the sum of its weights
 	deq    []float32 // a GGUF row (or the blocks of a panel) dequantised
 	res    []float32 // int8x2: the second pass's rows (gemvTwice)
-	// xq, dx and xs hold one input of a batch on its way to the
+	// xq, dx and xs hold sixteen inputs of a batch on their way to the
 	// transposed batch (prepareI8Batch).
 	xq     []int8
 	dx, xs []float32
@@ -181,9 +181,9 @@ func newScratch(cols, batch int) *scratch {
 		tile:  make([]float32, 16*roundUp(batch, 16)),
 		f:     make([]float32, cols/32+16),
 		i8:    newI8Panel(cols),
-		xq:    make([]int8, cols),
-		dx:    make([]float32, cols/32),
-		xs:    make([]float32, cols/32),
+		xq:    make([]int8, 16*cols),
+		dx:    make([]float32, 16*cols/32),
+		xs:    make([]float32, 16*cols/32),
 	}
 }
 
