@@ -341,6 +341,12 @@ func gemmBatchI8(m i8Matrix, out []float32, in *input, lo, hi int, s *scratch) {
 		p.tiled = false // until a tile-order panel kernel says so
 		m.fillI8(p, r0, nr)
 		p.next = m.codes(r0+16, min(r0+32, hi))
+		// The lines of out that the panel's products go to, one per
+		// input and scattered over megabytes, asked for while the
+		// products are made rather than when they are copied.
+		for t := range in.n {
+			prefetch(unsafe.Pointer(&out[t*rows+r0]), 4*nr)
+		}
 		gemm(s.tile, p, in.xqT, in.dxT, in.xsT, in.hsT, in.np, nt)
 		for t := range in.n {
 			copy(out[t*rows+r0:t*rows+r0+nr], s.tile[t*16:t*16+nr])
