@@ -197,6 +197,9 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if res.Activations == cpu.ActivationsInt8x2 { // not the default: say so beside the speeds it costs
 		backend += " " + res.Activations
 	}
+	if res.PrefetchSource != "" && res.PrefetchSource != cpu.AheadDefault { // a distance the decode depends on
+		backend += fmt.Sprintf(", prefetch %s ahead, %s", kibibytes(res.PrefetchAhead), res.PrefetchSource)
+	}
 	_, err = fmt.Fprintf(out, "%s (%s, %s)\nload     %.2f s\nprefill  %.1f tok/s  (%d tokens, median of %d)\ndecode   %.1f tok/s  (%d tokens after %d, median of %d)\nkv cache %s, %s per token\npeak RSS %.0f MiB\n",
 		g.model, c.Describe(), backend, res.LoadSeconds, res.PrefillTPS, *promptN, *runs, res.DecodeTPS, *genN, *promptN, *runs,
 		res.KVType, kibibytes(res.KVBytesPerToken), res.PeakRSSMiB)
