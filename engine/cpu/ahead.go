@@ -24,10 +24,12 @@ import (
 
 // How far ahead of their loads the int8 decode kernels prefetch the
 // weights (blocks_i8_amd64.s and internal/vnnigen's gemv kernels) is
-// measured, not fixed: the best distance differs between machines (on an
-// Intel Emerald Rapids VM 16 KiB of Q8_0 rows was best, on an Intel AMX
-// VM of family 6 model 167 4 KiB decoded the 1B Q8_0 file 5–6 % faster),
-// and no rule from cache sizes or vendor predicted either. Prefetching
+// measured, not fixed: the best distance differs between machines and
+// between weight types (on an Intel Emerald Rapids VM 16 KiB of Q8_0
+// rows was best; on an Intel AMX VM of family 6 model 167 2 KiB of them
+// and of Q4_0's, and 8–16 KiB of MLX q4's, the 1B decode 3–14 % faster
+// than at the old constants), and no rule from cache sizes or vendor
+// predicted them. Prefetching
 // changes no result, only when bytes arrive, so the distance is measured
 // on the decode itself: a backend's first decode steps try each of
 // aheadChoices in turn, aheadRounds times, and it keeps the one whose
@@ -72,7 +74,7 @@ const maxAhead = 1 << 20
 
 // Where a backend's prefetch distance came from (Backend.Prefetch).
 const (
-	AheadDefault   = "default"   // kernels that do not prefetch, or no measurement yet
+	AheadDefault   = "default"   // kernels that do not prefetch, or weights that do not go through them
 	AheadEnv       = PrefetchEnv // pinned by the environment
 	AheadCached    = "cached"    // measured by an earlier process on this CPU
 	AheadMeasuring = "measuring" // being measured on the first decode steps
