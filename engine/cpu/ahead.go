@@ -27,8 +27,8 @@ import (
 // measured, not fixed: the best distance differs between machines and
 // between weight types (on an Intel Emerald Rapids VM 16 KiB of Q8_0
 // rows was best; on an Intel AMX VM of family 6 model 167 2 KiB of them
-// and of Q4_0's, and 8–16 KiB of MLX q4's, the 1B decode 3–14 % faster
-// than at the old constants), and no rule from cache sizes or vendor
+// and of Q4_0's, and 8–16 KiB of MLX q4's, the 1B decode up to 14 %
+// faster than at the old constants), and no rule from cache sizes or vendor
 // predicted them. Prefetching
 // changes no result, only when bytes arrive, so the distance is measured
 // on the decode itself: a backend's first decode steps try each of
