@@ -197,11 +197,14 @@ func cpuKey() string {
 }
 
 // aheadFile is the cache's file in its folder, and aheadLimit bounds
-// the file and aheadEntries its entries (the oldest leave first).
+// the file and aheadEntries its entries (the oldest leave first). An
+// entry older than aheadMaxAge is measured again: a measurement taken
+// while other work held the machine is not kept for ever.
 const (
 	aheadFile    = "prefetch.json"
 	aheadLimit   = 1 << 20
 	aheadEntries = 64
+	aheadMaxAge  = 30 * 24 * time.Hour
 )
 
 // aheadEntry is one measurement in the cache: the distance chosen, each
@@ -215,7 +218,8 @@ type aheadEntry struct {
 // readAhead returns the cache's measurements in dir, by key: none when
 // dir is "", the file is missing, fails the cache's trust rules
 // (internal/privatefile) or does not decode, and entries that name a
-// distance that is none of aheadChoices are left out.
+// distance that is none of aheadChoices, or are older than aheadMaxAge,
+// are left out.
 func readAhead(dir string) map[string]aheadEntry {
 	if dir == "" {
 		return nil
@@ -228,7 +232,9 @@ func readAhead(dir string) map[string]aheadEntry {
 	if json.Unmarshal(data, &all) != nil {
 		return nil
 	}
-	maps.DeleteFunc(all, func(_ string, e aheadEntry) bool { return !slices.Contains(aheadChoices[:], e.Ahead) })
+	maps.DeleteFunc(all, func(_ string, e aheadEntry) bool {
+		return !slices.Contains(aheadChoices[:], e.Ahead) || time.Since(e.At) > aheadMaxAge
+	})
 	return all
 }
 

@@ -126,7 +126,7 @@ func TestAheadPinned(t *testing.T) {
 func TestAheadCache(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, aheadFile)
-	at := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	at := time.Now().Add(-time.Hour)
 	for i := range aheadEntries + 5 {
 		if err := saveAhead(dir, fmt.Sprint("key", i), aheadEntry{Ahead: aheadChoices[i%len(aheadChoices)], At: at.Add(time.Duration(i) * time.Minute)}); err != nil {
 			t.Fatal(err)
@@ -145,13 +145,20 @@ func TestAheadCache(t *testing.T) {
 		t.Fatalf("the cache file: %v, %v; want mode 0600", fi, err)
 	}
 
-	// A distance that is none of the choices is passed over; so is a
-	// file that does not decode, which the next save replaces.
-	if err := saveAhead(dir, "odd", aheadEntry{Ahead: 1234}); err != nil {
+	// A distance that is none of the choices is passed over, and so is
+	// a measurement older than aheadMaxAge; so is a file that does not
+	// decode, which the next save replaces.
+	if err := saveAhead(dir, "odd", aheadEntry{Ahead: 1234, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := readAhead(dir)["odd"]; ok {
 		t.Error("an entry of distance 1234 was read")
+	}
+	if err := saveAhead(dir, "old", aheadEntry{Ahead: aheadChoices[0], At: time.Now().Add(-aheadMaxAge - time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := readAhead(dir)["old"]; ok {
+		t.Error("an entry older than aheadMaxAge was read")
 	}
 	if err := os.WriteFile(path, []byte(`{"key1": {"ahead": 20`), 0o600); err != nil {
 		t.Fatal(err)
@@ -159,7 +166,7 @@ func TestAheadCache(t *testing.T) {
 	if all := readAhead(dir); len(all) != 0 {
 		t.Errorf("a damaged file gave %d entries", len(all))
 	}
-	if err := saveAhead(dir, "new", aheadEntry{Ahead: aheadChoices[0]}); err != nil {
+	if err := saveAhead(dir, "new", aheadEntry{Ahead: aheadChoices[0], At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if all := readAhead(dir); len(all) != 1 || all["new"].Ahead != aheadChoices[0] {
