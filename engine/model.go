@@ -110,6 +110,9 @@ func LoadModel(dir string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range files {
+		f.ReadInCold() // before the fingerprint's samples are read
+	}
 	m := &Model{Dir: dir, Config: cfg, files: files}
 	if err := m.bind(); err != nil {
 		m.Close()

@@ -176,6 +176,14 @@ func Map(f *os.File) (*File, error) {
 	return g, nil
 }
 
+// ReadInCold reads the file into the page cache at once when the cache
+// mostly lacks it (mapfile.ReadInCold): for a model about to run.
+func (f *File) ReadInCold() {
+	if f.mapping != nil {
+		mapfile.ReadInCold(f.mapping)
+	}
+}
+
 // ReadAhead starts reading the file's pages into the page cache, in the
 // background (mapfile.ReadAhead). It returns at once.
 func (f *File) ReadAhead() {

@@ -201,6 +201,14 @@ func (f *File) Hold() (release func() error) {
 	}
 }
 
+// ReadInCold reads the file into the page cache at once when the cache
+// mostly lacks it (mapfile.ReadInCold): for weights about to run.
+func (f *File) ReadInCold() {
+	if m := f.mapping; m != nil && !f.closed.Load() {
+		mapfile.ReadInCold(m)
+	}
+}
+
 // ReadAhead starts reading the file's pages into the page cache, in the
 // background (mapfile.ReadAhead), so that the first use of the weights
 // does not wait for the disk. It returns at once; the file may be closed

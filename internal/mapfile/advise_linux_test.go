@@ -24,9 +24,10 @@ func resident(t *testing.T, m []byte) int {
 	return n
 }
 
-// TestMapReadsColdFile: Map reads a file that the page cache does not
-// hold in whole (populateCold), and leaves one it holds alone.
-func TestMapReadsColdFile(t *testing.T) {
+// TestReadInCold: ReadInCold reads a mapped file that the page cache
+// does not hold in whole, Map alone does not, and a file it holds is left
+// alone.
+func TestReadInCold(t *testing.T) {
 	const size = 6 << 20
 	path := filepath.Join(t.TempDir(), "w")
 	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
@@ -56,8 +57,12 @@ func TestMapReadsColdFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got := resident(t, m); got > size/unix.Getpagesize()/4 {
+		t.Errorf("Map alone read %d pages in", got)
+	}
+	ReadInCold(m)
 	if got, want := resident(t, m), size/unix.Getpagesize(); got != want {
-		t.Errorf("after Map of a file the page cache did not hold, %d of %d pages are held", got, want)
+		t.Errorf("after ReadInCold of a file the page cache did not hold, %d of %d pages are held", got, want)
 	}
 	if populateCold(m) {
 		t.Error("populateCold read in a file the page cache holds")

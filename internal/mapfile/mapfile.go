@@ -21,9 +21,8 @@ import (
 // hugePage is the size of an x86-64 or arm64 (4 KiB granule) PMD page.
 const hugePage = 2 << 20
 
-// Map maps the first size bytes of f read-only and shared, and reads a
-// file that the page cache mostly lacks in at once, through the mapping
-// (populateCold). Unmap the result with Unmap.
+// Map maps the first size bytes of f read-only and shared. Unmap the
+// result with Unmap.
 func Map(f *os.File, size int) ([]byte, error) {
 	if size < hugePage {
 		p, err := unix.MmapPtr(int(f.Fd()), 0, nil, uintptr(size), unix.PROT_READ, unix.MAP_SHARED)
@@ -54,7 +53,6 @@ func Map(f *os.File, size int) ([]byte, error) {
 	}
 	m := unsafe.Slice((*byte)(p), size)
 	madviseHuge(m)
-	populateCold(m)
 	return m, nil
 }
 
@@ -90,6 +88,14 @@ func Unmap(m []byte) error {
 // q4, two threads, page cache warm, AMD EPYC Zen 4) came 0.338 s after
 // start with it and 0.323 s with the read-ahead alone, medians of ten
 // alternating runs; the first pass's faults cost less than the
-// competition did. A file the page cache lacked was read in by Map
-// (populateCold).
+// competition did. A model's weights that the page cache lacked were
+// read in before by ReadInCold.
 func ReadAhead(m []byte) { go unix.Madvise(m, unix.MADV_WILLNEED) }
+
+// ReadInCold reads a mapping of Map's whose file the page cache mostly
+// lacks in at once, through the mapping, so that it is cached in 2 MiB
+// folios where the kernel can (populateCold): for a model about to run,
+// before anything else reads it. It does nothing to a file the page
+// cache holds, and is not for a file of which only the header is wanted
+// (listing models), which it would read whole.
+func ReadInCold(m []byte) { populateCold(m) }
