@@ -143,7 +143,7 @@ func cmdBench(ctx context.Context, args []string, out, errOut io.Writer) error {
 		hook = cs.Host
 	}
 	if cb, ok := l.Backend.(*cpu.Backend); ok {
-		if err := settlePrefetch(cb, c.VocabSize, ordinary, errOut); err != nil {
+		if err := settlePrefetch(cb, c.VocabSize, ordinary, c.Window(64), errOut); err != nil {
 			return err
 		}
 	}
@@ -254,22 +254,25 @@ func kibibytes(n int) string {
 // settlePrefetch runs the decode steps that b measures its prefetch
 // distance on (cpu.AheadMeasuring) before the timed runs, so that they
 // time the distance chosen rather than the measurement; the tokens are
-// ids below ordinary, the logits vocab wide.
-func settlePrefetch(b *cpu.Backend, vocab, ordinary int, errOut io.Writer) error {
+// ids below ordinary, the logits vocab wide, the cache window positions
+// long (emptied when full: a model of a short context still settles).
+func settlePrefetch(b *cpu.Backend, vocab, ordinary, window int, errOut io.Writer) error {
 	if _, src := b.Prefetch(); src != cpu.AheadMeasuring {
 		return nil
 	}
 	fmt.Fprintln(errOut, "measuring the prefetch distance on the first decode steps…")
-	window := 64
 	cache, err := b.NewCache(window)
 	if err != nil {
 		return err
 	}
 	defer cache.Close()
 	logits := make([]float32, vocab)
-	for i := 0; i < window; i++ {
+	for i := 0; i < settleSteps; i++ {
 		if _, src := b.Prefetch(); src != cpu.AheadMeasuring {
 			break
+		}
+		if cache.Len() == window {
+			cache.Truncate(0)
 		}
 		if err := b.Forward(cache, []int32{int32(i % ordinary)}, logits); err != nil {
 			return err
@@ -279,3 +282,6 @@ func settlePrefetch(b *cpu.Backend, vocab, ordinary int, errOut io.Writer) error
 	fmt.Fprintf(errOut, "prefetch: %d KiB ahead (%s)\n", ahead>>10, src)
 	return nil
 }
+
+// settleSteps bounds settlePrefetch's steps: more than a measurement takes.
+const settleSteps = 256

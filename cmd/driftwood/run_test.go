@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +148,31 @@ func TestBenchRuns(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Activations != want {
 			t.Errorf("DRIFTWOOD_ACTIVATIONS=%q: activations %q (%v), want %q", env, r.Activations, err, want)
 		}
+	}
+}
+
+// TestBenchShortContext: bench measures the prefetch distance before its
+// runs on a model whose context is shorter than the measurement's steps.
+func TestBenchShortContext(t *testing.T) {
+	dir := t.TempDir()
+	src := golden.ModelDir("tiny-mlx-q4")
+	for _, name := range []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "config.json" {
+			data = regexp.MustCompile(`"max_position_embeddings": *[0-9]+`).ReplaceAll(data, []byte(`"max_position_embeddings": 16`))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // nothing measured yet
+	out, errOut, code := runCLI(t, "bench", "--model", dir, "--prompt-tokens", "4", "--gen-tokens", "4", "--runs", "1", "--json")
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.PrefetchSource == cpu.AheadMeasuring {
+		t.Fatalf("exit %d (%s), prefetch %d (%q)", code, errOut, r.PrefetchAhead, r.PrefetchSource)
 	}
 }
 
