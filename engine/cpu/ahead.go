@@ -27,15 +27,15 @@ import (
 // measured, not fixed: the best distance differs between machines and
 // between weight types (on an Intel Emerald Rapids VM 16 KiB of Q8_0
 // rows was best; on an Intel AMX VM of family 6 model 167 2 KiB of them
-// and of Q4_0's, and 8–16 KiB of MLX q4's, the 1B decode up to 14 %
-// faster than at the old constants), and no rule from cache sizes or vendor
-// predicted them. Prefetching
-// changes no result, only when bytes arrive, so the distance is measured
-// on the decode itself: a backend's first decode steps try each of
-// aheadChoices in turn, aheadRounds times, and it keeps the one whose
-// steps' median time is least. The choice is saved in the tuning cache
-// (Options.TuningCache) under the CPU, the kernel set, the worker count
-// and the model's weights, so that the next process starts with it
+// and of Q4_0's, the 1B decode up to 14 % faster than at the old
+// constants, while MLX q4's had no clear best, each run choosing between
+// 2 and 16 KiB), and no rule from cache sizes or vendor predicted them.
+// Prefetching changes no result, only when bytes arrive, so the distance
+// is measured on the decode itself: a backend's first decode steps try
+// each of aheadChoices in turn, aheadRounds times, and it keeps the one
+// whose steps' median time is least. The choice is saved in the tuning
+// cache (Options.TuningCache) under the CPU, the kernel set, the worker
+// count and the model's weights, so that the next process starts with it
 // (docs/RATIONALE.md, "Chosen at run time").
 
 // aheadChoices are the distances tried, in bytes of 4-bit codes; the
