@@ -37,7 +37,7 @@ var amxKernels = func() kernelSet {
 }()
 
 // amxTiles is an AMX batch kernel on the operands' first elements.
-type amxTiles func(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+type amxTiles func(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 
 // amxGemm is the tile kernel f as the amx set's gemmI8: the panel's codes
 // laid out again for the tiles (amxPanel, into p.a) unless its kernel put
@@ -52,7 +52,8 @@ func amxGemm(f amxTiles) gemmI8 {
 		if !p.tiled {
 			amxPanel(&p.a[0], &p.w[0], chunks)
 		}
-		f(&tile[0], &p.a[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], &p.c[0], np, nt, chunks)
+		pf, pfn := p.prefetch()
+		f(&tile[0], &p.a[0], &p.s[0], &p.b[0], &xq[0], &dx[0], &xs[0], &p.c[0], np, nt, chunks, pf, pfn)
 	}
 }
 
@@ -60,16 +61,16 @@ func amxGemm(f amxTiles) gemmI8 {
 func amxPanel(a, w *uint8, chunks int)
 
 //go:noescape
-func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 
 //go:noescape
-func gemmPairsAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+func gemmPairsAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 
 //go:noescape
-func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 
 //go:noescape
-func gemmI8AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+func gemmI8AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 
 // xgetbv0 is XCR0, the state components the OS has enabled.
 func xgetbv0() uint64

@@ -176,7 +176,7 @@ chunk:
 	VZEROUPPER
 	RET
 
-// func gemmI8AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+// func gemmI8AMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 //
 // gemmI8VNNI's product with AMX tiles: for each sixteen inputs and each
 // chunk, one TDPBUSD of the chunk's codes (A, from a: amxPanel's layout)
@@ -192,7 +192,7 @@ chunk:
 // switches (XSAVE, once the process has permission); Go never
 // preempts a goroutine inside an assembly function, only sends the
 // signal, whose handler leaves the tiles alone.
-TEXT ·gemmI8AMX(SB), NOSPLIT, $24-88
+TEXT ·gemmI8AMX(SB), NOSPLIT, $32-104
 	LEAQ amxcfg<>(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ tile+0(FP), DI
@@ -208,6 +208,10 @@ TEXT ·gemmI8AMX(SB), NOSPLIT, $24-88
 	ADDQ DI, CX
 	MOVQ CX, end-8(SP)
 	MOVQ $0, off-16(SP)
+	MOVQ pf+88(FP), R15
+	MOVQ pfn+96(FP), CX
+	ADDQ R15, CX
+	MOVQ CX, pfend-32(SP)
 
 inputs:
 	VPXORD Z0, Z0, Z0
@@ -260,6 +264,14 @@ inputs:
 pair:
 	CMPQ CX, $2
 	JLT  drain
+	CMPQ R15, pfend-32(SP)
+	JGE  nopf
+	PREFETCHT1 (R15)
+	PREFETCHT1 64(R15)
+	PREFETCHT1 128(R15)
+	PREFETCHT1 192(R15)
+	ADDQ $256, R15
+nopf:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm1
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2a // tileloadd (%r10,%r13,1), %tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero %tmm0
@@ -734,14 +746,14 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+// func gemmSignedAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 //
 // gemmI8AMX for Q8_0's and Q4_0's tile panels (panelQ8_0Tiles,
 // panelQ4_0Tiles): the codes signed, as the weights are (Q4_0's less 8),
 // so TDPBSSD in place of TDPBUSD and no bias term (bp and xs are not
 // read), one float multiply-add a chunk fewer for each row and sixteen
 // inputs.
-TEXT ·gemmSignedAMX(SB), NOSPLIT, $24-88
+TEXT ·gemmSignedAMX(SB), NOSPLIT, $32-104
 	LEAQ amxcfg<>(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ tile+0(FP), DI
@@ -757,6 +769,10 @@ TEXT ·gemmSignedAMX(SB), NOSPLIT, $24-88
 	ADDQ DI, CX
 	MOVQ CX, end-8(SP)
 	MOVQ $0, off-16(SP)
+	MOVQ pf+88(FP), R15
+	MOVQ pfn+96(FP), CX
+	ADDQ R15, CX
+	MOVQ CX, pfend-32(SP)
 
 inputs:
 	VPXORD Z0, Z0, Z0
@@ -809,6 +825,14 @@ inputs:
 pair:
 	CMPQ CX, $2
 	JLT  drain
+	CMPQ R15, pfend-32(SP)
+	JGE  nopf
+	PREFETCHT1 (R15)
+	PREFETCHT1 64(R15)
+	PREFETCHT1 128(R15)
+	PREFETCHT1 192(R15)
+	ADDQ $256, R15
+nopf:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm1
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2a // tileloadd (%r10,%r13,1), %tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero %tmm0
@@ -1198,14 +1222,14 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemmPairsAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+// func gemmPairsAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 //
 // gemmI8AMX for panels whose groups span whole pairs of chunks (MLX
 // affine weights in groups of 64 or 128): each pair's bias, the same for
 // both, times the sum of the pair's input sums, one float multiply-add
 // for each row and sixteen inputs where gemmI8AMX has two. chunks is
 // even.
-TEXT ·gemmPairsAMX(SB), NOSPLIT, $24-88
+TEXT ·gemmPairsAMX(SB), NOSPLIT, $32-104
 	LEAQ amxcfg<>(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ tile+0(FP), DI
@@ -1221,6 +1245,10 @@ TEXT ·gemmPairsAMX(SB), NOSPLIT, $24-88
 	ADDQ DI, CX
 	MOVQ CX, end-8(SP)
 	MOVQ $0, off-16(SP)
+	MOVQ pf+88(FP), R15
+	MOVQ pfn+96(FP), CX
+	ADDQ R15, CX
+	MOVQ CX, pfend-32(SP)
 
 inputs:
 	VPXORD Z0, Z0, Z0
@@ -1273,6 +1301,14 @@ inputs:
 pair:
 	CMPQ CX, $2
 	JLT  drain
+	CMPQ R15, pfend-32(SP)
+	JGE  nopf
+	PREFETCHT1 (R15)
+	PREFETCHT1 64(R15)
+	PREFETCHT1 128(R15)
+	PREFETCHT1 192(R15)
+	ADDQ $256, R15
+nopf:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm1
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2a // tileloadd (%r10,%r13,1), %tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero %tmm0
@@ -1715,14 +1751,14 @@ done:
 	VZEROUPPER
 	RET
 
-// func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int)
+// func gemmQ6KAMX(tile *float32, a *uint8, sp, bp *float32, xq *int8, dx, xs *float32, c *int32, np, nt, chunks int, pf *byte, pfn int)
 //
 // gemmI8AMX for Q6_K's panels (blockMatrix.fillI8): signed codes, one
 // scale for a chunk's first sixteen columns (sp) and one for its last
 // sixteen (bp), no bias (xs is not read). Each chunk is two TDPBSSDs, its
 // halves on the two sets of tiles, their sums stored to one half of c
 // while the floats of the chunk before are made from the other.
-TEXT ·gemmQ6KAMX(SB), NOSPLIT, $24-88
+TEXT ·gemmQ6KAMX(SB), NOSPLIT, $32-104
 	LEAQ amxcfg6<>(SB), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ tile+0(FP), DI
@@ -1738,6 +1774,10 @@ TEXT ·gemmQ6KAMX(SB), NOSPLIT, $24-88
 	ADDQ DI, CX
 	MOVQ CX, end-8(SP)
 	MOVQ $0, off-16(SP)
+	MOVQ pf+88(FP), R15
+	MOVQ pfn+96(FP), CX
+	ADDQ R15, CX
+	MOVQ CX, pfend-32(SP)
 
 inputs:
 	VPXORD Z0, Z0, Z0
@@ -1787,6 +1827,14 @@ inputs:
 chunk:
 	TESTQ CX, CX
 	JZ    drain
+	CMPQ R15, pfend-32(SP)
+	JGE  nopf
+	PREFETCHT1 (R15)
+	PREFETCHT1 64(R15)
+	PREFETCHT1 128(R15)
+	PREFETCHT1 192(R15)
+	ADDQ $256, R15
+nopf:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x16 // tileloadd (%rsi,%rdx,1), %tmm1
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x2a // tileloadd (%r10,%r13,1), %tmm2
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // tilezero %tmm0
