@@ -49,7 +49,7 @@ func loadGGUF(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.ReadInCold() // before the fingerprint's samples are read
+	f.ReadIn() // before the fingerprint's samples are read
 	cfg, err := configFromGGUF(f)
 	if err != nil {
 		f.Close()

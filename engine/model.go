@@ -111,7 +111,7 @@ func LoadModel(dir string) (*Model, error) {
 		return nil, err
 	}
 	for _, f := range files {
-		f.ReadInCold() // before the fingerprint's samples are read
+		f.ReadIn() // before the fingerprint's samples are read
 	}
 	m := &Model{Dir: dir, Config: cfg, files: files}
 	if err := m.bind(); err != nil {

@@ -176,11 +176,12 @@ func Map(f *os.File) (*File, error) {
 	return g, nil
 }
 
-// ReadInCold reads the file into the page cache at once when the cache
-// mostly lacks it (mapfile.ReadInCold): for a model about to run.
-func (f *File) ReadInCold() {
+// ReadIn reads the file into the page cache at once when the cache
+// mostly lacks it, or holds it in small folios (mapfile.ReadIn): for a
+// model about to run.
+func (f *File) ReadIn() {
 	if f.mapping != nil {
-		mapfile.ReadInCold(f.mapping)
+		mapfile.ReadIn(f.mapping)
 	}
 }
 

@@ -201,11 +201,12 @@ func (f *File) Hold() (release func() error) {
 	}
 }
 
-// ReadInCold reads the file into the page cache at once when the cache
-// mostly lacks it (mapfile.ReadInCold): for weights about to run.
-func (f *File) ReadInCold() {
+// ReadIn reads the file into the page cache at once when the cache
+// mostly lacks it, or holds it in small folios (mapfile.ReadIn): for
+// weights about to run.
+func (f *File) ReadIn() {
 	if m := f.mapping; m != nil && !f.closed.Load() {
-		mapfile.ReadInCold(m)
+		mapfile.ReadIn(m)
 	}
 }
 

@@ -4,6 +4,11 @@ package mapfile
 
 func madviseHuge([]byte) {}
 
-// populateCold is Linux's; elsewhere a file is read in by ReadAhead and
-// the first pass's faults.
-func populateCold([]byte) bool { return false }
+// readAction is what readIn did: on Linux, one of several.
+type readAction int
+
+const leftAlone readAction = 0
+
+// readIn is Linux's; elsewhere a file is read in by ReadAhead and the
+// first pass's faults.
+func readIn([]byte) readAction { return leftAlone }

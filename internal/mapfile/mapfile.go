@@ -89,13 +89,13 @@ func Unmap(m []byte) error {
 // start with it and 0.323 s with the read-ahead alone, medians of ten
 // alternating runs; the first pass's faults cost less than the
 // competition did. A model's weights that the page cache lacked were
-// read in before by ReadInCold.
+// read in before by ReadIn.
 func ReadAhead(m []byte) { go unix.Madvise(m, unix.MADV_WILLNEED) }
 
-// ReadInCold reads a mapping of Map's whose file the page cache mostly
-// lacks in at once, through the mapping, so that it is cached in 2 MiB
-// folios where the kernel can (populateCold): for a model about to run,
-// before anything else reads it. It does nothing to a file the page
-// cache holds, and is not for a file of which only the header is wanted
+// ReadIn reads a mapping of Map's whose file the page cache mostly lacks
+// in at once, through the mapping, so that it is cached in 2 MiB folios
+// where the kernel can, and reads it in again where the page cache holds
+// it in small folios (readIn): for a model about to run, before anything
+// else reads it. It is not for a file of which only the header is wanted
 // (listing models), which it would read whole.
-func ReadInCold(m []byte) { populateCold(m) }
+func ReadIn(m []byte) { readIn(m) }
