@@ -181,7 +181,7 @@ func Map(f *os.File) (*File, error) {
 // model about to run.
 func (f *File) ReadIn() {
 	if f.mapping != nil {
-		mapfile.ReadIn(f.mapping)
+		mapfile.ReadIn(f.mapping, f.Path)
 	}
 }
 

@@ -206,7 +206,7 @@ func (f *File) Hold() (release func() error) {
 // weights about to run.
 func (f *File) ReadIn() {
 	if m := f.mapping; m != nil && !f.closed.Load() {
-		mapfile.ReadIn(m)
+		mapfile.ReadIn(m, f.Path)
 	}
 }
 

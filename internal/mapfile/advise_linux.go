@@ -18,10 +18,6 @@ func madviseHuge(m []byte) { unix.Madvise(m, unix.MADV_HUGEPAGE) }
 // mapping's file.
 const coldSamples = 64
 
-// spanSamples 2 MiB spans of a mapping, evenly spread, tell whether the
-// page cache holds its file in 2 MiB folios.
-const spanSamples = 8
-
 // readAction is what readIn did.
 type readAction int
 
@@ -53,15 +49,17 @@ const (
 // by something else, or partly reclaimed and read again by faults (the
 // same VM reclaims idle page cache steadily, and decode of the 1B q4
 // model there fell from 20.7 to 17 tok/s with its file cached in 4 KiB
-// folios). spanSamples spans of m are faulted in and, if fewer than half
-// of them came mapped whole (FilePmdMapped in /proc/self/smaps), the file
-// is read in again: the samples first, paged out (MADV_PAGEOUT, which
-// drops only pages no other process maps) and faulted in again, and if
-// they now come whole, all of m. Where they do not (another process maps
-// them, the file system or kernel has no large folios, or paging out is
-// refused), the file is left as it is, having cost the samples' 16 MiB
-// read.
-func readIn(m []byte) readAction {
+// folios). Such a file's mapping is faulted in whole (for a file held in
+// 2 MiB folios, 11 ms for 1.3 GB, faults the first pass would take
+// anyway), and if less than nine tenths of its 2 MiB spans came mapped
+// whole (FilePmdMapped in /proc/self/smaps), it is read in again (the
+// file at path dropped from this mapping and from the page cache,
+// POSIX_FADV_DONTNEED, which leaves pages another process maps, then
+// faulted in), when a trial on one span, or a second, says that this
+// works: the span comes back mapped whole. Where neither does (another
+// process maps them, the file system or kernel has no large folios),
+// the file is left as it is.
+func readIn(m []byte, path string) readAction {
 	page := unix.Getpagesize()
 	if len(m) < 2*hugePage || uintptr(unsafe.Pointer(&m[0]))%uintptr(page) != 0 {
 		return leftAlone
@@ -83,70 +81,71 @@ func readIn(m []byte) readAction {
 		held += int(vec[0] & 1)
 	}
 	if 2*held < coldSamples {
-		if unix.Madvise(m, unix.MADV_POPULATE_READ) != nil {
+		if !populate(m) {
 			return leftAlone
 		}
 		return readCold
 	}
-	spans := sampleSpans(m)
-	if len(spans) == 0 || !populate(spans...) || wholeSpans(m, len(spans)) {
+	spans := hugeSpans(m)
+	if len(spans) < 2 || !populate(m) || mostlyWhole(m, len(spans)) {
 		return leftAlone
 	}
-	if !reread(spans...) || !wholeSpans(m, len(spans)) {
+	f, err := os.Open(path)
+	if err != nil {
 		return leftAlone
 	}
-	if !populate(m) || !reread(m) {
+	defer f.Close()
+	if !wholeAgain(f, m, spans[len(spans)/3]) && !wholeAgain(f, m, spans[2*len(spans)/3]) {
+		return leftAlone
+	}
+	if !reread(f, m, m) {
 		return leftAlone
 	}
 	return readAgain
 }
 
-// sampleSpans returns spanSamples 2 MiB spans of m, evenly spread, each
-// on a 2 MiB boundary of the address space (Map's start is on one).
-func sampleSpans(m []byte) [][]byte {
+// mostlyWhole reports whether m maps at least nine tenths of its n 2 MiB
+// spans whole (/proc/self/smaps' FilePmdMapped for the mapping).
+func mostlyWhole(m []byte, n int) bool {
+	pmd, ok := filePmdMapped(m)
+	return ok && 10*pmd >= 9*int64(n)*hugePage
+}
+
+// hugeSpans returns the 2 MiB spans of m that lie on 2 MiB boundaries of
+// the address space (Map's start is on one).
+func hugeSpans(m []byte) [][]byte {
 	start := uintptr(unsafe.Pointer(&m[0]))
 	first := int((hugePage - start%hugePage) % hugePage)
-	whole := (len(m) - first) / hugePage // 2 MiB spans that m holds
-	if whole < spanSamples {
-		return nil
-	}
-	spans := make([][]byte, spanSamples)
-	for i := range spans {
-		off := first + whole/spanSamples*i*hugePage
-		spans[i] = m[off : off+hugePage]
+	var spans [][]byte
+	for off := first; off+hugePage <= len(m); off += hugePage {
+		spans = append(spans, m[off:off+hugePage])
 	}
 	return spans
 }
 
-// populate faults each of ms in (MADV_POPULATE_READ).
-func populate(ms ...[]byte) bool {
-	for _, m := range ms {
-		if unix.Madvise(m, unix.MADV_POPULATE_READ) != nil {
-			return false
-		}
+// wholeAgain reads span, a 2 MiB span of mapping m of f, in again
+// (reread) and reports whether it came back mapped whole.
+func wholeAgain(f *os.File, m, span []byte) bool {
+	before, ok := filePmdMapped(m)
+	if !ok || !reread(f, m, span) {
+		return false
 	}
-	return true
+	after, ok := filePmdMapped(m)
+	return ok && after > before
 }
 
-// reread pages each of ms out of the page cache (MADV_PAGEOUT, which
-// leaves pages other processes map), drops this mapping's page tables for
-// it (MADV_DONTNEED: a range mapped a page at a time before stays so when
-// faulted again) and faults it in again, reading what was paged out.
-func reread(ms ...[]byte) bool {
-	for _, m := range ms {
-		if unix.Madvise(m, unix.MADV_PAGEOUT) != nil || unix.Madvise(m, unix.MADV_DONTNEED) != nil ||
-			unix.Madvise(m, unix.MADV_POPULATE_READ) != nil {
-			return false
-		}
-	}
-	return true
-}
+// populate faults m in (MADV_POPULATE_READ).
+func populate(m []byte) bool { return unix.Madvise(m, unix.MADV_POPULATE_READ) == nil }
 
-// wholeSpans reports whether m maps at least half of n 2 MiB spans whole
-// (/proc/self/smaps' FilePmdMapped for the mapping that starts at m).
-func wholeSpans(m []byte, n int) bool {
-	pmd, ok := filePmdMapped(m)
-	return ok && 2*pmd >= int64(n)*hugePage
+// reread drops r, a range of mapping m of f, from this mapping
+// (MADV_DONTNEED: a range mapped a page at a time stays so when faulted
+// again while its page table lasts) and its pages from the page cache
+// (POSIX_FADV_DONTNEED, which leaves pages that another process maps),
+// then faults it in again, reading the file anew.
+func reread(f *os.File, m, r []byte) bool {
+	off := int64(uintptr(unsafe.Pointer(&r[0])) - uintptr(unsafe.Pointer(&m[0])))
+	return unix.Madvise(r, unix.MADV_DONTNEED) == nil &&
+		unix.Fadvise(int(f.Fd()), off, int64(len(r)), unix.FADV_DONTNEED) == nil && populate(r)
 }
 
 // filePmdMapped is the bytes of the mapping that starts at m that are

@@ -76,7 +76,7 @@ func drop(t *testing.T, f *os.File) {
 // left alone, and one it holds in 4 KiB folios is read in again, in 2
 // MiB folios, where the file system has them.
 func TestReadIn(t *testing.T) {
-	const size = 24 << 20 // room for spanSamples 2 MiB spans
+	const size = 24 << 20
 	f := dropped(t, size)
 	m, err := Map(f, size)
 	if err != nil {
@@ -85,13 +85,13 @@ func TestReadIn(t *testing.T) {
 	if got := resident(t, m); got > size/unix.Getpagesize()/4 {
 		t.Errorf("Map alone read %d pages in", got)
 	}
-	if got := readIn(m); got != readCold {
+	if got := readIn(m, f.Name()); got != readCold {
 		t.Errorf("readIn of a file the page cache did not hold: %d, want %d (readCold)", got, readCold)
 	}
 	if got, want := resident(t, m), size/unix.Getpagesize(); got != want {
 		t.Errorf("after readIn of a file the page cache did not hold, %d of %d pages are held", got, want)
 	}
-	if got := readIn(m); got != leftAlone {
+	if got := readIn(m, f.Name()); got != leftAlone {
 		t.Errorf("readIn of a file the page cache holds: %d, want %d (leftAlone)", got, leftAlone)
 	}
 	whole, ok := filePmdMapped(m)
@@ -124,7 +124,7 @@ func TestReadIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer Unmap(m)
-	if got := readIn(m); got != readAgain {
+	if got := readIn(m, f.Name()); got != readAgain {
 		t.Fatalf("readIn of a file held in small folios: %d, want %d (readAgain)", got, readAgain)
 	}
 	if got, _ := filePmdMapped(m); 2*got < size {

@@ -11,4 +11,4 @@ const leftAlone readAction = 0
 
 // readIn is Linux's; elsewhere a file is read in by ReadAhead and the
 // first pass's faults.
-func readIn([]byte) readAction { return leftAlone }
+func readIn([]byte, string) readAction { return leftAlone }

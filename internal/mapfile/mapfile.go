@@ -92,10 +92,11 @@ func Unmap(m []byte) error {
 // read in before by ReadIn.
 func ReadAhead(m []byte) { go unix.Madvise(m, unix.MADV_WILLNEED) }
 
-// ReadIn reads a mapping of Map's whose file the page cache mostly lacks
-// in at once, through the mapping, so that it is cached in 2 MiB folios
-// where the kernel can, and reads it in again where the page cache holds
-// it in small folios (readIn): for a model about to run, before anything
-// else reads it. It is not for a file of which only the header is wanted
-// (listing models), which it would read whole.
-func ReadIn(m []byte) { readIn(m) }
+// ReadIn reads m, a mapping of Map's of the file at path, in at once
+// where the page cache mostly lacks the file, through the mapping, so
+// that it is cached in 2 MiB folios where the kernel can, and reads it in
+// again where the page cache holds it in small folios (readIn): for a
+// model about to run, before anything else reads it. It is not for a
+// file of which only the header is wanted (listing models), which it
+// would read whole.
+func ReadIn(m []byte, path string) { readIn(m, path) }
