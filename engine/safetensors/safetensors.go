@@ -203,9 +203,10 @@ func (f *File) Hold() (release func() error) {
 
 // ReadIn reads the file into the page cache at once when the cache
 // mostly lacks it, or holds it in small folios (mapfile.ReadIn): for
-// weights about to run.
+// weights about to run. A copy-on-write mapping, whose pages may hold
+// writes that reading the file in again would drop, is left alone.
 func (f *File) ReadIn() {
-	if m := f.mapping; m != nil && !f.closed.Load() {
+	if m := f.mapping; m != nil && !f.private && !f.closed.Load() {
 		mapfile.ReadIn(m, f.Path)
 	}
 }

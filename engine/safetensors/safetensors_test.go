@@ -210,3 +210,28 @@ func TestReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadInKeepsPrivateWrites: ReadIn leaves a copy-on-write mapping
+// alone, so that the writes its pages hold are kept.
+func TestReadInKeepsPrivateWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.safetensors")
+	const size = 12 << 20
+	if err := Write(path, nil, []Tensor{{Name: "w", DType: U8, Shape: []int{size}, Data: make([]byte, size)}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenPrivate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data := f.Tensors["w"].Data
+	for off := 0; off < size; off += 1 << 20 {
+		data[off] = 0xab
+	}
+	f.ReadIn()
+	for off := 0; off < size; off += 1 << 20 {
+		if data[off] != 0xab {
+			t.Fatalf("byte %d written to the private mapping is %#x after ReadIn, want 0xab", off, data[off])
+		}
+	}
+}
