@@ -49,12 +49,12 @@ func loadGGUF(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.ReadIn() // before the fingerprint's samples are read
 	cfg, err := configFromGGUF(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	f.ReadIn() // a model's, before its tensors or the fingerprint's samples are read
 	m := &Model{Dir: path, Config: cfg, GGUF: f}
 	if err := m.bindGGUF(); err != nil {
 		m.Close()

@@ -193,8 +193,10 @@ func oneToken(b engine.Backend, c *engine.Config, token int32) ([]float32, time.
 // distance pinned by the environment, or those measured on this CPU and
 // kept in the tuning cache.
 func prefetchLine() string {
-	if v := os.Getenv(cpu.PrefetchEnv); v != "" {
-		return fmt.Sprintf("%s bytes ahead (%s)", v, cpu.PrefetchEnv)
+	if n, pinned, err := cpu.PinnedPrefetch(); err != nil {
+		return err.Error() + " (a backend refuses to start)"
+	} else if pinned {
+		return fmt.Sprintf("%d bytes ahead (%s)", n, cpu.PrefetchEnv)
 	}
 	measured := cpu.CachedPrefetch(cpu.DefaultTuningCache())
 	if len(measured) == 0 {

@@ -72,6 +72,20 @@ const PrefetchEnv = "DRIFTWOOD_PREFETCH"
 // maxAhead bounds PrefetchEnv.
 const maxAhead = 1 << 20
 
+// PinnedPrefetch is the distance PrefetchEnv pins, if it is set, or an
+// error naming it where it is not a distance.
+func PinnedPrefetch() (ahead int, pinned bool, err error) {
+	s := os.Getenv(PrefetchEnv)
+	if s == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > maxAhead {
+		return 0, false, fmt.Errorf("%s=%q: must be a distance in bytes from 0 to %d", PrefetchEnv, s, maxAhead)
+	}
+	return n, true, nil
+}
+
 // Where a backend's prefetch distance came from (Backend.Prefetch).
 const (
 	AheadDefault   = "default"   // kernels that do not prefetch, or weights that do not go through them
@@ -101,11 +115,9 @@ type aheadTuner struct {
 // prefetch, weights that do not go through them) it keeps the default.
 func newAheadTuner(measure bool, key, dir string) (*aheadTuner, error) {
 	t := &aheadTuner{ahead: defaultAhead, source: AheadDefault, key: key, dir: dir}
-	if s := os.Getenv(PrefetchEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > maxAhead {
-			return nil, fmt.Errorf("%s=%q: must be a distance in bytes from 0 to %d", PrefetchEnv, s, maxAhead)
-		}
+	if n, pinned, err := PinnedPrefetch(); err != nil {
+		return nil, err
+	} else if pinned {
 		t.ahead, t.source = n, AheadEnv
 		return t, nil
 	}

@@ -86,16 +86,21 @@ func readIn(m []byte, path string) readAction {
 		}
 		return readCold
 	}
-	spans := hugeSpans(m)
-	if len(spans) < 2 || !populate(m) || mostlyWhole(m, len(spans)) {
+	// The 2 MiB spans of m on 2 MiB boundaries of the address space
+	// (Map's start is on one).
+	first := int((hugePage - uintptr(unsafe.Pointer(&m[0]))%hugePage) % hugePage)
+	spans := (len(m) - first) / hugePage
+	span := func(i int) []byte { return m[first+i*hugePage : first+(i+1)*hugePage] }
+	if spans < 2 || !populate(m) || mostlyWhole(m, spans) {
 		return leftAlone
 	}
-	f, err := os.Open(path)
+	// O_NONBLOCK: should the path now name a FIFO, the open does not hang.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return leftAlone
 	}
 	defer f.Close()
-	if !wholeAgain(f, m, spans[len(spans)/3]) && !wholeAgain(f, m, spans[2*len(spans)/3]) {
+	if !wholeAgain(f, m, span(spans/3)) && !wholeAgain(f, m, span(2*spans/3)) {
 		return leftAlone
 	}
 	if !reread(f, m, m) {
@@ -109,18 +114,6 @@ func readIn(m []byte, path string) readAction {
 func mostlyWhole(m []byte, n int) bool {
 	pmd, ok := filePmdMapped(m)
 	return ok && 10*pmd >= 9*int64(n)*hugePage
-}
-
-// hugeSpans returns the 2 MiB spans of m that lie on 2 MiB boundaries of
-// the address space (Map's start is on one).
-func hugeSpans(m []byte) [][]byte {
-	start := uintptr(unsafe.Pointer(&m[0]))
-	first := int((hugePage - start%hugePage) % hugePage)
-	var spans [][]byte
-	for off := first; off+hugePage <= len(m); off += hugePage {
-		spans = append(spans, m[off:off+hugePage])
-	}
-	return spans
 }
 
 // wholeAgain reads span, a 2 MiB span of mapping m of f, in again
